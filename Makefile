@@ -1,0 +1,29 @@
+# Set-up on a fresh machine: `make demo` and `make test` create .venv on first use and reuse it.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# The stamp is rebuilt whenever pyproject.toml changes, so the venv follows the dependencies.
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-slow bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m elcvx demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_core.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

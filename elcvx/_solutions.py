@@ -1,0 +1,41 @@
+"""Raw solutions exchanged between the solver paths and the public functions.
+
+Both paths (``elcvx._fast`` and ``elcvx._cvx``) work on rewards rescaled to ``[0, 1]`` (called
+``u``) and return these tuples; the public functions turn them into result objects on the user's
+scale. ``c`` are the row counts (ones when the sample has none) and ``N = sum(c)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class MLESolution(NamedTuple):
+    """``beta*`` maximises ``sum c log(1 + beta (w - 1))`` over ``[-1/(wmax-1), 1/(1-wmin)]``."""
+
+    beta: float
+    loglik: float  # l*_mle, the maximum (>= 0)
+    q: np.ndarray  # per-example primal mass 1 / (N (1 + beta* (w - 1)))
+    status: str
+
+
+class BoundSolution(NamedTuple):
+    """The lower-bound program on rewards ``u``: min E_Q[w u] over the likelihood ball."""
+
+    value: float  # v_lb on the unit scale
+    beta: float
+    gamma: float
+    kappa: float
+    q: np.ndarray  # per-example primal mass kappa / (gamma + beta w + w u)
+    status: str
+
+
+class ProfileSolution(NamedTuple):
+    """``l_v = sup sum c log(1 + beta (w - 1) + tau (w u - v))`` over the 4 corner constraints."""
+
+    loglik: np.ndarray  # l_v for each v (inf where v is impossible)
+    beta: np.ndarray
+    tau: np.ndarray
+    status: str

@@ -1,0 +1,11 @@
+"""The cvxpy programs of elcvx: every estimate and bound, declared as a disciplined convex program.
+
+Each builder takes a :class:`~elcvx.Sample` and returns a :class:`Program` (the ``cp.Problem``,
+its parameters, variables and named constraints), compiled once and re-solved as its scalar
+parameters change. The exponential cone enters through cvxpy's ``log``, ``rel_entr`` and
+``entr`` atoms; Clarabel solves them.
+"""
+
+from .base import CLARABEL_SETTINGS, Program
+
+__all__ = ["Program", "CLARABEL_SETTINGS"]

@@ -1,0 +1,179 @@
+"""The logged data: importance weights, rewards, optional counts, and their bounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _validation as iv
+from .errors import InvalidInputError
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Sample:
+    """A validated, immutable off-policy sample.
+
+    Parameters
+    ----------
+    w : array_like
+        Importance weights ``w_n = pi(a_n|x_n) / h_n(a_n|x_n)``, in ``[wmin, wmax]``.
+    r : array_like
+        Rewards, in ``[rmin, rmax]``.
+    counts : array_like, optional
+        Real, positive multiplicities: row ``n`` stands for ``counts[n]`` identical examples.
+        Every computation treats ``Sample(w, r, counts=c)`` exactly as the uncompressed rows.
+    wmin, wmax : float
+        Bounds on the importance weight; ``wmin < 1 < wmax`` (else ``E[w] = 1`` is impossible).
+        ``wmax`` is required and may be ``np.inf``; with per-action logging probabilities at least
+        ``pmin``, ``wmax = 1/pmin`` (see :meth:`from_probs`).
+    rmin, rmax : float
+        Bounds on the reward. Rewards are rescaled to ``[0, 1]`` inside; every reported number is
+        on this ``[rmin, rmax]`` scale.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from elcvx import Sample
+    >>> s = Sample([0.0, 2.0, 2.0, 0.5], [1.0, 0.0, 0.0, 1.0], wmax=10)
+    >>> s.n, s.n_rows
+    (4.0, 4)
+    >>> c = s.compress()
+    >>> c.n_rows, c.counts.tolist()
+    (3, [1.0, 1.0, 2.0])
+    """
+
+    w: np.ndarray
+    r: np.ndarray
+    counts: np.ndarray | None
+    wmin: float
+    wmax: float
+    rmin: float
+    rmax: float
+    n: float = field(repr=False)
+
+    def __init__(self, w, r, *, counts=None, wmin=0.0, wmax, rmin=0.0, rmax=1.0):
+        wmin = iv.finite_scalar("wmin", wmin)
+        wmax = iv.finite_scalar("wmax", wmax, allow_inf=True)
+        rmin = iv.finite_scalar("rmin", rmin)
+        rmax = iv.finite_scalar("rmax", rmax)
+        if wmin < 0:
+            raise InvalidInputError(f"wmin={wmin!r} must be >= 0 (importance weights are ratios of probabilities)")
+        if wmin >= 1:
+            raise InvalidInputError(f"wmin={wmin!r} must be < 1, else E[w] = 1 is impossible")
+        if not wmax > 1:
+            raise InvalidInputError(f"wmax={wmax!r} must be > 1, else E[w] = 1 is impossible")
+        if not rmin < rmax:
+            raise InvalidInputError(f"rmin={rmin!r} must be < rmax={rmax!r}")
+        w = iv.vector("w", w)
+        r = iv.vector("r", r, n=w.size)
+        iv.within("w", w, wmin, wmax, hint=" (the weights must lie in [wmin, wmax])")
+        iv.within("r", r, rmin, rmax, hint=" (the rewards must lie in [rmin, rmax])")
+        if counts is not None:
+            counts = iv.vector("counts", counts, n=w.size)
+            bad = ~(counts > 0)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InvalidInputError(f"counts[{i}]={counts[i]!r} must be > 0")
+            n = float(counts.sum())
+        else:
+            n = float(w.size)
+        for name, value in (("w", w), ("r", r), ("counts", counts), ("wmin", wmin), ("wmax", wmax),
+                            ("rmin", rmin), ("rmax", rmax), ("n", n)):
+            object.__setattr__(self, name, value)
+
+    # -- derived views -------------------------------------------------------------------------
+    @property
+    def n_rows(self) -> int:
+        """Number of stored rows (``n`` counts the examples they stand for)."""
+        return int(self.w.size)
+
+    @property
+    def c(self) -> np.ndarray:
+        """The counts, or ones when the sample has none."""
+        return np.ones_like(self.w) if self.counts is None else self.counts
+
+    @property
+    def u(self) -> np.ndarray:
+        """Rewards rescaled to ``[0, 1]``: ``(r - rmin) / (rmax - rmin)``."""
+        if self.rmin == 0.0 and self.rmax == 1.0:
+            return self.r
+        return np.clip((self.r - self.rmin) / (self.rmax - self.rmin), 0.0, 1.0)
+
+    def to_user(self, v):
+        """Map a value on the unit reward scale back to ``[rmin, rmax]`` (clipped to that range)."""
+        out = self.rmin + (self.rmax - self.rmin) * np.asarray(v, dtype=float)
+        out = np.clip(out, self.rmin, self.rmax)
+        return float(out) if out.ndim == 0 else out
+
+    def to_unit(self, v):
+        """Map a value on ``[rmin, rmax]`` to the unit reward scale (not clipped)."""
+        out = (np.asarray(v, dtype=float) - self.rmin) / (self.rmax - self.rmin)
+        return float(out) if out.ndim == 0 else out
+
+    def with_rewards(self, r) -> Sample:
+        """The same weights, counts and bounds with other rewards (validated)."""
+        return Sample(self.w, r, counts=self.counts, wmin=self.wmin, wmax=self.wmax,
+                      rmin=self.rmin, rmax=self.rmax)
+
+    # -- constructors ----------------------------------------------------------------------------
+    @classmethod
+    def from_probs(cls, target_prob, logging_prob, reward, *, pmin=None, wmax=None, wmin=0.0,
+                   counts=None, rmin=0.0, rmax=1.0) -> Sample:
+        """Build a sample from the probabilities of the logged actions.
+
+        ``w = target_prob / logging_prob``. The weight bound comes from ``wmax`` if given, else
+        from ``pmin`` (the smallest probability the logging policy gives any action, so that
+        ``w <= 1/pmin``), else it is ``np.inf`` (always valid, but the interval is wider).
+
+        Examples
+        --------
+        >>> from elcvx import Sample
+        >>> s = Sample.from_probs([1.0, 0.0], [0.5, 0.25], [1.0, 0.0], pmin=0.25)
+        >>> s.w.tolist(), s.wmax
+        ([2.0, 0.0], 4.0)
+        """
+        target = iv.vector("target_prob", target_prob)
+        logging = iv.vector("logging_prob", logging_prob, n=target.size, length_of="target_prob")
+        iv.within("target_prob", target, 0.0, 1.0)
+        bad = ~((logging > 0) & (logging <= 1))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidInputError(f"logging_prob[{i}]={logging[i]!r} must lie in (0, 1]")
+        if pmin is not None:
+            pmin = iv.finite_scalar("pmin", pmin)
+            if not 0 < pmin < 1:
+                raise InvalidInputError(f"pmin={pmin!r} must lie strictly between 0 and 1")
+            low = logging < pmin * (1 - 1e-12)
+            if low.any():
+                i = int(np.flatnonzero(low)[0])
+                raise InvalidInputError(f"logging_prob[{i}]={logging[i]!r} is below pmin={pmin!r}")
+        if wmax is None:
+            wmax = np.inf if pmin is None else 1.0 / pmin
+        w = target / logging
+        if np.isfinite(wmax):
+            # target/logging can exceed 1/pmin by a rounding error when logging == pmin.
+            w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
+        return cls(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
+
+    # -- compression -----------------------------------------------------------------------------
+    def compress(self) -> Sample:
+        """The equivalent sample of unique ``(w, r)`` rows, with summed counts.
+
+        One sort of the packed pair (``w + i r`` as complex, which numpy orders by real then
+        imaginary part): much faster than ``np.unique(..., axis=0)`` on large samples.
+        """
+        key = self.w + 1j * self.r
+        order = np.argsort(key, kind="stable")
+        k = key[order]
+        start = np.empty(k.size, dtype=bool)
+        start[0] = True
+        np.not_equal(k[1:], k[:-1], out=start[1:])
+        idx = np.flatnonzero(start)
+        counts = np.add.reduceat(self.c[order], idx)
+        uk = k[idx]
+        return Sample(uk.real, uk.imag, counts=counts, wmin=self.wmin, wmax=self.wmax,
+                      rmin=self.rmin, rmax=self.rmax)
+
+    def __len__(self) -> int:
+        return self.n_rows
