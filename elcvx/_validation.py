@@ -54,7 +54,7 @@ def vector(name: str, value, *, n: int | None = None, length_of: str = "w") -> n
     bad = ~np.isfinite(x)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(f"{name}[{i}]={x[i]!r} is not finite ({int(bad.sum())} such values)")
+        raise InvalidInputError(f"{name}[{i}]={float(x[i])!r} is not finite ({int(bad.sum())} such values)")
     if n is not None and x.size != n:
         raise InvalidInputError(f"{name} has length {x.size} but {length_of} has length {n}")
     x.flags.writeable = False
@@ -67,7 +67,7 @@ def within(name: str, x: np.ndarray, low: float, high: float, *, hint: str = "")
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InvalidInputError(
-            f"{name}[{i}]={x[i]!r} is outside [{low!r}, {high!r}] ({int(bad.sum())} such values){hint}"
+            f"{name}[{i}]={float(x[i])!r} is outside [{low!r}, {high!r}] ({int(bad.sum())} such values){hint}"
         )
 
 

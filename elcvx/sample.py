@@ -74,7 +74,7 @@ class Sample:
             bad = ~(counts > 0)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise InvalidInputError(f"counts[{i}]={counts[i]!r} must be > 0")
+                raise InvalidInputError(f"counts[{i}]={float(counts[i])!r} must be > 0")
             n = float(counts.sum())
         else:
             n = float(w.size)
@@ -139,7 +139,7 @@ class Sample:
         bad = ~((logging > 0) & (logging <= 1))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InvalidInputError(f"logging_prob[{i}]={logging[i]!r} must lie in (0, 1]")
+            raise InvalidInputError(f"logging_prob[{i}]={float(logging[i])!r} must lie in (0, 1]")
         if pmin is not None:
             pmin = iv.finite_scalar("pmin", pmin)
             if not 0 < pmin < 1:
@@ -147,7 +147,7 @@ class Sample:
             low = logging < pmin * (1 - 1e-12)
             if low.any():
                 i = int(np.flatnonzero(low)[0])
-                raise InvalidInputError(f"logging_prob[{i}]={logging[i]!r} is below pmin={pmin!r}")
+                raise InvalidInputError(f"logging_prob[{i}]={float(logging[i])!r} is below pmin={pmin!r}")
         if wmax is None:
             wmax = np.inf if pmin is None else 1.0 / pmin
         w = target / logging

@@ -1,0 +1,68 @@
+"""Choosing a solver path: ``method="fast" | "cvxpy" | "auto"``.
+
+``"auto"`` takes the fast path and, should it not reach an optimal status, the cvxpy path.
+``"fast"`` raises :class:`SolverError` instead of falling back. The cvxpy path (and cvxpy
+itself) is imported only when used.
+"""
+
+from __future__ import annotations
+
+from . import _fast
+from . import _validation as iv
+from .errors import SolverError
+
+
+def _ok(status: str) -> bool:
+    return status.startswith("optimal")
+
+
+def _run(method, fast_call, cvx_call, what):
+    method = iv.option("method", method, iv.METHODS)
+    if method in ("auto", "fast"):
+        sol = fast_call()
+        if _ok(sol.status):
+            return sol, "fast"
+        if method == "fast":
+            raise SolverError(f"the fast path did not solve {what} (status: {sol.status})",
+                              solver="elcvx fast path", status=sol.status)
+    sol = cvx_call()
+    return sol, "cvxpy"
+
+
+def mle(sample, method):
+    return _run(
+        method,
+        lambda: _fast.mle(sample.w, sample.u, sample.counts, sample.wmin, sample.wmax),
+        lambda: _cvx_module().mle(sample),
+        "the MLE",
+    )
+
+
+def lower_bound(sample, mle_sol, quantile, side, method):
+    u = sample.u if side == "lower" else 1.0 - sample.u
+    return _run(
+        method,
+        lambda: _fast.lower_bound(sample.w, u, sample.counts, sample.wmin, sample.wmax,
+                                  mle_sol.loglik, quantile, q_mle=mle_sol.q,
+                                  beta_mle=mle_sol.beta),
+        lambda: _cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
+                                          side=side),
+        f"the {side} bound",
+    )
+
+
+def profile(sample, v_unit, mle_sol, method):
+    return _run(
+        method,
+        lambda: _fast.profile(sample.w, sample.u, sample.counts, sample.wmin, sample.wmax,
+                              v_unit, beta_mle=mle_sol.beta),
+        lambda: _cvx_module().profile(sample, v_unit),
+        "the profile likelihood",
+    )
+
+
+def _cvx_module():
+    # Imported lazily: cvxpy is slow to import and the fast path never needs it.
+    from . import _cvx
+
+    return _cvx

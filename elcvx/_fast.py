@@ -1,0 +1,364 @@
+"""The fast path: numpy/scipy solvers for the EL programs, on their low-dimensional duals.
+
+Never imports cvxpy. All functions work on rewards ``u`` rescaled to ``[0, 1]``, counts ``c``
+(ones when the sample has none) and ``N = sum(c)``, and return the tuples of
+:mod:`elcvx._solutions`.
+
+* MLE: ``beta*`` maximises ``sum c log(1 + beta (w - 1))`` on ``[-1/(wmax-1), 1/(1-wmin)]``;
+  the derivative is decreasing, so a safeguarded Newton iteration on it (Newton steps kept
+  inside a bracket that shrinks with every evaluation) converges quadratically. One evaluation
+  is one pass over the data (one division, two dot products).
+* Lower bound: with ``kappa`` eliminated in closed form the dual is the 2-variable concave
+  problem ``max K geomean_c(gamma + beta w + w u) - gamma - beta`` over the cone
+  ``gamma + beta wmin >= 0``, ``gamma + beta wmax >= 0`` (DESIGN.md). In the coordinates
+  ``p = gamma + beta wmin``, ``m = gamma + beta wmax`` (or ``m = beta`` when ``wmax = inf``) the
+  cone is the non-negative quadrant, so an active-set Newton method needs only bound
+  constraints. One evaluation is one pass: one ``log``, one division and five dot products.
+* Profile: ``sup sum c log(1 + beta (w - 1) + tau (w u - v))`` over the four corner constraints,
+  by the same active-set Newton method with general linear constraints.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._solutions import BoundSolution, MLESolution, ProfileSolution
+
+_MAX_ITER = 200
+
+
+class _Counter:
+    """Counts passes over the data (one per evaluation of an objective and its derivatives)."""
+
+    def __init__(self):
+        self.passes = 0
+
+
+# Module-level counter, read by tests and benchmarks to report passes over the data.
+passes = _Counter()
+
+
+def _wsum(c, x):
+    """``sum(c * x)``, without the multiplication when every count is one."""
+    return float(x.sum()) if c is None else float(np.dot(c, x))
+
+
+# ---------------------------------------------------------------------------------------------
+# MLE: one-dimensional
+# ---------------------------------------------------------------------------------------------
+def beta_bounds(wmin: float, wmax: float) -> tuple[float, float]:
+    """The feasible interval of ``beta``: ``1 + beta (w - 1) >= 0`` at ``w = wmin`` and ``wmax``."""
+    low = 0.0 if np.isinf(wmax) else -1.0 / (wmax - 1.0)
+    return low, 1.0 / (1.0 - wmin)
+
+
+def _mle_derivatives(beta, d, c):
+    """``(sum c d/(1+beta d), sum c (d/(1+beta d))^2)``: the derivative and minus the second."""
+    passes.passes += 1
+    t = d / (1.0 + beta * d)
+    if c is None:
+        return float(t.sum()), float(np.dot(t, t))
+    ct = c * t
+    return float(ct.sum()), float(np.dot(ct, t))
+
+
+def solve_beta(d, c, n, wmin, wmax, beta0=None):
+    """``beta*`` for ``d = w - 1``: the root of the decreasing derivative, or a bound.
+
+    Returns ``(beta, status)``; ``status`` is ``"optimal"`` or ``"optimal (bound)"`` when the
+    maximum is at a constraint (the extra atom then carries mass).
+    """
+    g0 = _wsum(c, d)  # derivative at beta = 0: sum(c w) - N
+    scale = _wsum(c, np.abs(d))
+    if abs(g0) <= 1e-15 * max(scale, n):
+        return 0.0, "optimal"
+    low, high = beta_bounds(wmin, wmax)
+    # Bracket [a, b] with g(a) > 0 > g(b); the far end is the bound on the side of the root.
+    if g0 > 0:
+        a, b = 0.0, high
+        edge_w = wmin  # the weight whose constraint binds at beta = high
+    else:
+        a, b = low, 0.0
+        edge_w = wmax
+    if (g0 < 0 and low == 0.0):  # wmax = inf: beta cannot be negative
+        return 0.0, "optimal (bound)"
+    # At the bound, the derivative is -inf when the binding weight is observed; otherwise check
+    # its sign: a derivative that keeps the sign of g0 up to the bound means beta* is the bound.
+    edge_beta = b if g0 > 0 else a
+    observed = np.any(d == edge_w - 1.0) if np.isfinite(edge_w) else False
+    if not observed:
+        g_edge, _ = _mle_derivatives(edge_beta, d, c) if np.all(1.0 + edge_beta * d > 0) else (
+            -np.inf if g0 > 0 else np.inf, 0.0)
+        if (g0 > 0 and g_edge >= 0) or (g0 < 0 and g_edge <= 0):
+            return edge_beta, "optimal (bound)"
+    beta = beta0 if beta0 is not None and a < beta0 < b else 0.0
+    for _ in range(_MAX_ITER):
+        g, h = _mle_derivatives(beta, d, c)
+        if g > 0:
+            a = beta
+        else:
+            b = beta
+        if h <= 0:
+            step = None
+        else:
+            step = g / h
+        new = beta + step if step is not None else None
+        if new is None or not (a < new < b):
+            new = 0.5 * (a + b)
+        if abs(new - beta) <= 4e-16 * max(abs(beta), abs(new), 1e-300) or a >= b:
+            return new, "optimal"
+        if abs(g) <= 1e-14 * scale:
+            return beta, "optimal"
+        beta = new
+    return beta, "max_iter"
+
+
+def mle(w, u, c, wmin, wmax) -> MLESolution:
+    """The EL maximum-likelihood solution (paper eq. (betastar), appendix B)."""
+    n = float(w.size) if c is None else float(c.sum())
+    d = w - 1.0
+    beta, status = solve_beta(d, c, n, wmin, wmax)
+    bd = beta * d
+    passes.passes += 1
+    with np.errstate(divide="ignore"):
+        loglik = _wsum(c, np.log1p(bd))
+    q = 1.0 / (n * (1.0 + bd))
+    return MLESolution(beta=float(beta), loglik=loglik, q=q, status=status)
+
+
+# ---------------------------------------------------------------------------------------------
+# A small active-set Newton method: maximise a concave function of 2 variables on a polygon.
+# ---------------------------------------------------------------------------------------------
+def _maximize_2d(oracle, value, x0, G, h, tol):
+    """Maximise a concave ``f`` subject to ``G x <= h`` (2 variables), from a feasible ``x0``.
+
+    ``oracle(x) -> (f, grad, hess)``; ``value(x) -> f`` (``-inf`` outside the domain). Newton
+    steps on the face of the active constraints, an Armijo line search that stops at the first
+    constraint it meets (which then becomes active), and a constraint leaves the active set when
+    its multiplier turns negative. Converges when the Newton decrement on the face is below
+    ``tol`` and every active multiplier is non-negative.
+    """
+    x = np.array(x0, dtype=float)
+    active: list[int] = []
+    f, g, H = oracle(x)
+    for _ in range(_MAX_ITER):
+        # Direction: Newton on the face spanned by the inactive directions.
+        if len(active) == 0:
+            d = _newton_direction(g, H)
+        elif len(active) == 1:
+            n_ = G[active[0]]
+            t = np.array([-n_[1], n_[0]])
+            curv = float(t @ H @ t)
+            slope = float(g @ t)
+            d = t * (-slope / curv) if curv < 0 else t * np.sign(slope) * 0.0
+        else:
+            d = np.zeros(2)
+        decrement = float(g @ d)
+        if decrement <= tol(f, x):
+            # Stationary on the face: check the multipliers of the active constraints.
+            if not active:
+                return x, f, active, "optimal"
+            A = G[active]
+            mult, *_ = np.linalg.lstsq(A.T, g, rcond=None)
+            if np.all(mult >= -tol(f, x)):
+                return x, f, active, "optimal"
+            active.pop(int(np.argmin(mult)))
+            continue
+        # Longest step that stays feasible.
+        slack = h - G @ x
+        rate = G @ d
+        alpha_max = np.inf
+        hit = None
+        for i in range(G.shape[0]):
+            if i not in active and rate[i] > 0:
+                a_i = max(slack[i], 0.0) / rate[i]
+                if a_i < alpha_max:
+                    alpha_max, hit = a_i, i
+        alpha = min(1.0, alpha_max)
+        at_boundary = alpha_max <= 1.0
+        for _ in range(60):
+            trial = x + alpha * d
+            ft = value(trial)
+            if np.isfinite(ft) and ft >= f + 1e-4 * alpha * decrement:
+                break
+            alpha *= 0.5
+            at_boundary = False
+        else:
+            return x, f, active, "line search failed"
+        x = trial
+        if at_boundary and hit is not None:
+            active.append(hit)
+            if len(active) == 2 and abs(np.linalg.det(G[active])) < 1e-300:
+                active.pop()
+        f, g, H = oracle(x)
+    return x, f, active, "max_iter"
+
+
+def _newton_direction(g, H):
+    """``-H^{-1} g`` for a negative definite ``H``; a scaled gradient step otherwise."""
+    det = H[0, 0] * H[1, 1] - H[0, 1] * H[1, 0]
+    if H[0, 0] < 0 and det > 1e-300 * max(1.0, abs(H[0, 0] * H[1, 1])):
+        return -np.array([H[1, 1] * g[0] - H[0, 1] * g[1],
+                          -H[1, 0] * g[0] + H[0, 0] * g[1]]) / det
+    # Singular along some direction (e.g. a homogeneous objective): take the gradient, scaled by
+    # the largest curvature so the step is of the right order.
+    curv = max(-H[0, 0], -H[1, 1], 1e-300)
+    return g / curv
+
+
+# ---------------------------------------------------------------------------------------------
+# Lower bound of the interval
+# ---------------------------------------------------------------------------------------------
+def _cone_basis(wmin, wmax):
+    """``T`` with ``(gamma, beta) = T (p, m)``: the cone's edges become the coordinate axes."""
+    if np.isinf(wmax):
+        # p = gamma + beta wmin, m = beta (beta >= 0 is the constraint at w -> inf).
+        return np.array([[1.0, -wmin], [0.0, 1.0]])
+    span = wmax - wmin
+    return np.array([[wmax / span, -wmin / span], [-1.0 / span, 1.0 / span]])
+
+
+def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0) -> BoundSolution:
+    """Lower bound of the EL interval on rewards ``u`` (DESIGN.md, the paper's appendix C corrected).
+
+    Solves ``max_{gamma,beta} K geomean_c(gamma + beta w + w u) - gamma - beta`` with
+    ``K = exp(-(loglik + quantile/2)/N)`` over ``gamma + beta wmin >= 0``,
+    ``gamma + beta wmax >= 0``; then ``kappa = K geomean / N`` and ``q = kappa / a``.
+    """
+    n = float(w.size) if c is None else float(c.sum())
+    b = w * u
+    K = np.exp(-(loglik + 0.5 * quantile) / n)
+    if not np.any(b > 0):
+        # Every w u is zero: the bound is 0, attained by any feasible Q (the MLE's, say).
+        q = q_mle if q_mle is not None else np.full(w.shape, 1.0 / n)
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, q, "optimal (all w u = 0)")
+    T = _cone_basis(wmin, wmax)
+    lin = T.T @ np.array([1.0, 1.0])  # gradient of gamma + beta in (p, m)
+    s = None if c is None else c / n
+
+    def mean(x):
+        return float(x.mean()) if s is None else float(np.dot(s, x))
+
+    def value(x):
+        gamma, beta = T @ x
+        a = gamma + beta * w + b
+        passes.passes += 1
+        # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (the
+        # geometric mean alone would be a finite 0 there and mislead the line search).
+        if np.any(a <= 0):
+            return -np.inf
+        return K * np.exp(mean(np.log(a))) - float(lin @ x)
+
+    def oracle(x):
+        gamma, beta = T @ x
+        a = gamma + beta * w + b
+        passes.passes += 1
+        la = np.log(a)
+        geo = np.exp(mean(la))
+        r1 = 1.0 / a
+        r2 = w * r1
+        sr1 = r1 if s is None else s * r1
+        sr2 = w * sr1
+        m1, m2 = mean(r1), mean(r2)
+        scale = 1.0 / (w.size if s is None else 1.0)
+        m11 = float(np.dot(sr1, r1)) * scale
+        m12 = float(np.dot(sr1, r2)) * scale
+        m22 = float(np.dot(sr2, r2)) * scale
+        kg = K * geo
+        grad_gb = kg * np.array([m1, m2])
+        hess_gb = kg * (np.outer([m1, m2], [m1, m2]) - np.array([[m11, m12], [m12, m22]]))
+        f = kg - float(lin @ x)
+        return f, T.T @ grad_gb - lin, T.T @ hess_gb @ T
+
+    # Start from the MLE's denominators: a = 1 + beta* (w - 1) + w u.
+    x0 = np.linalg.solve(T, np.array([1.0 - beta_mle, beta_mle]))
+    x0 = np.maximum(x0, 1e-3 * max(1.0, float(np.abs(x0).max())))
+    G = -np.eye(2)
+    h = np.zeros(2)
+
+    def tol(f, x):
+        return 1e-15 * (abs(f) + abs(float(lin @ x)) + 1.0)
+
+    x, f, active, status = _maximize_2d(oracle, value, x0, G, h, tol)
+    gamma, beta = (float(t) for t in T @ x)
+    a = gamma + beta * w + b
+    geo = np.exp(mean(np.log(a)))
+    kappa = K * geo / n
+    q = kappa / a
+    return BoundSolution(value=float(f), beta=beta, gamma=gamma, kappa=float(kappa), q=q,
+                         status=status)
+
+
+# ---------------------------------------------------------------------------------------------
+# Profile likelihood
+# ---------------------------------------------------------------------------------------------
+def _corner_constraints(wmin, wmax, v):
+    """``G x <= h`` for ``1 + beta (w - 1) + tau (w r - v) >= 0`` at the corners."""
+    rows, rhs = [], []
+    for wk in (wmin, wmax):
+        for rk in (0.0, 1.0):
+            if np.isinf(wk):
+                # Divide by w and let w -> inf: beta + tau r >= 0.
+                rows.append([-1.0, -rk])
+                rhs.append(0.0)
+            else:
+                rows.append([-(wk - 1.0), -(wk * rk - v)])
+                rhs.append(1.0)
+    return np.array(rows), np.array(rhs)
+
+
+def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
+    """``l_v = sup sum c log(1 + beta (w - 1) + tau (w u - v))`` for each ``v`` (paper eq. (lrdual))."""
+    v = np.atleast_1d(np.asarray(v, dtype=float))
+    d = w - 1.0
+    b = w * u
+    n = float(w.size) if c is None else float(c.sum())
+    if beta_mle is None:
+        beta_mle, _ = solve_beta(d, c, n, wmin, wmax)
+    out_l = np.empty(v.shape)
+    out_b = np.empty(v.shape)
+    out_t = np.empty(v.shape)
+    statuses = set()
+    for i, vi in enumerate(v):
+        if vi <= 0.0 or vi >= 1.0:
+            # On or outside the range's edge: possible only if the data leave no w u (resp.
+            # w (1 - u)) mass, and then the MLE's free atom can take that reward.
+            possible = (vi == 0.0 and not np.any(b > 0)) or (vi == 1.0 and not np.any(w * (1 - u) > 0))
+            if possible:
+                beta, _ = solve_beta(d, c, n, wmin, wmax)
+                out_l[i] = _wsum(c, np.log1p(beta * d))
+                out_b[i], out_t[i] = beta, 0.0
+            else:
+                out_l[i], out_b[i], out_t[i] = np.inf, np.nan, np.nan
+            continue
+        e = b - vi
+
+        def value(x, e=e):
+            a = 1.0 + x[0] * d + x[1] * e
+            passes.passes += 1
+            if np.any(a <= 0):
+                return -np.inf
+            return _wsum(c, np.log(a))
+
+        def oracle(x, e=e):
+            a = 1.0 + x[0] * d + x[1] * e
+            passes.passes += 1
+            r = 1.0 / a
+            rd, re = r * d, r * e
+            crd = rd if c is None else c * rd
+            cre = re if c is None else c * re
+            f = _wsum(c, np.log(a))
+            grad = np.array([crd.sum(), cre.sum()])
+            H = -np.array([[np.dot(crd, rd), np.dot(crd, re)], [np.dot(cre, rd), np.dot(cre, re)]])
+            return f, grad, H
+
+        G, h = _corner_constraints(wmin, wmax, vi)
+
+        def tol(f, x):
+            return 1e-14 * (abs(f) + 1.0)
+
+        x, f, _, status = _maximize_2d(oracle, value, np.array([beta_mle, 0.0]), G, h, tol)
+        statuses.add(status)
+        out_l[i], out_b[i], out_t[i] = f, x[0], x[1]
+    status = "optimal" if statuses <= {"optimal"} else ",".join(sorted(statuses))
+    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status)

@@ -1,0 +1,99 @@
+"""The EL point estimate (the paper's eq. (vhatmle))."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dispatch
+from . import _validation as iv
+from .results import ConfidenceInterval, EstimateResult
+from .sample import Sample
+
+# Below this, an extra atom's importance-weighted mass is solver noise, not mass.
+_MASS_TOL = 1e-10
+
+
+def _check_sample(sample) -> Sample:
+    if not isinstance(sample, Sample):
+        raise iv.InvalidInputError(
+            f"sample must be an elcvx.Sample, got {type(sample).__name__}; build one with "
+            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)"
+        )
+    return sample
+
+
+def extra_atom(sample: Sample, q: np.ndarray, beta: float):
+    """Mass, importance-weighted mass and weight of the extra atom given the primal ``q``.
+
+    ``mass = 1 - sum c q``, ``wmass = 1 - sum c q w``; the atom sits at ``wmin`` when
+    ``beta > 0`` and at ``wmax`` when ``beta < 0`` (DESIGN.md); None when it carries nothing.
+    """
+    cq = sample.c * q
+    mass = 1.0 - float(cq.sum())
+    wmass = 1.0 - float(np.dot(cq, sample.w))
+    if abs(wmass) <= _MASS_TOL and abs(mass) <= _MASS_TOL:
+        return 0.0, 0.0, None
+    w_ex = sample.wmin if beta > 0 else sample.wmax
+    return max(mass, 0.0), max(wmass, 0.0), w_ex
+
+
+def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResult:
+    r"""The EL point estimate of the target policy's value.
+
+    Solves the paper's eq. (betastar),
+
+    .. math:: \beta^* = \arg\max_\beta \sum_n c_n \log(1 + \beta (w_n - 1))
+              \quad\text{s.t.}\quad 1 + \beta (w - 1) \ge 0 \ \text{at}\ w \in \{w_{\min}, w_{\max}\},
+
+    whose primal is the maximum-likelihood ``Q`` with ``E_Q[w] = 1`` (appendix B), and returns
+    eq. (vhatmle), :math:`\hat V(\rho) = \rho + \frac1N \sum_n c_n w_n (r_n - \rho)/(1 + \beta^*
+    (w_n - 1))`. Where the maximum puts mass on an extra atom ``(w_ex, rho)`` the estimate
+    depends on the atom's unknown reward ``rho``; ``value_range`` gives its range over
+    ``rho`` in ``[rmin, rmax]``.
+
+    Parameters
+    ----------
+    sample : Sample
+    rho : float, optional
+        The extra atom's reward (user scale); default the reward midpoint, as in the paper.
+    method : {"auto", "fast", "cvxpy"}
+        ``"fast"``: safeguarded Newton on the 1-d dual; ``"cvxpy"``: the dual program of
+        :func:`elcvx.programs.mle_dual` (primal as fallback) solved by Clarabel; ``"auto"``: fast,
+        falling back to cvxpy.
+
+    Returns
+    -------
+    EstimateResult
+
+    Examples
+    --------
+    >>> import elcvx
+    >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
+    >>> res = elcvx.estimate(s)
+    >>> round(res.value, 6), round(res.beta, 6)
+    (0.5, 0.152872)
+    """
+    sample = _check_sample(sample)
+    if rho is None:
+        rho = 0.5 * (sample.rmin + sample.rmax)
+    rho = iv.finite_scalar("rho", rho)
+    if not sample.rmin <= rho <= sample.rmax:
+        raise iv.InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{sample.rmin}, {sample.rmax}]")
+    sol, path = _dispatch.mle(sample, method)
+    mass, wmass, w_ex = extra_atom(sample, sol.q, sol.beta)
+    base = float(np.dot(sample.c * sol.q, sample.w * sample.u))
+    rho_u = sample.to_unit(rho)
+    return EstimateResult(
+        value=sample.to_user(base + wmass * rho_u),
+        value_range=ConfidenceInterval(sample.to_user(base), sample.to_user(base + wmass)),
+        rho=rho,
+        beta=sol.beta,
+        loglik=sol.loglik,
+        q=sol.q,
+        w_ex=w_ex,
+        mass_ex=mass,
+        wmass_ex=wmass,
+        n=sample.n,
+        method=path,
+        status=sol.status,
+    )
