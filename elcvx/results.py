@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -52,7 +52,7 @@ class EstimateResult:
     rho: float
     beta: float
     loglik: float
-    q: np.ndarray
+    q: np.ndarray = field(repr=False)
     w_ex: float | None
     mass_ex: float
     wmass_ex: float
@@ -88,7 +88,7 @@ class BoundResult:
     beta: float
     gamma: float
     kappa: float
-    q: np.ndarray
+    q: np.ndarray = field(repr=False)
     w_ex: float | None
     mass_ex: float
     wmass_ex: float
