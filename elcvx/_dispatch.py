@@ -30,6 +30,15 @@ def _run(method, fast_call, cvx_call, what):
 
 
 def mle(sample, method):
+    """The MLE, computed once per sample and path (a Sample is immutable, so the cache is safe)."""
+    cache = sample.__dict__.setdefault("_mle_cache", {})
+    key = iv.option("method", method, iv.METHODS)
+    if key not in cache:
+        cache[key] = _mle(sample, method)
+    return cache[key]
+
+
+def _mle(sample, method):
     return _run(
         method,
         lambda: _fast.mle(sample.w, sample.u, sample.counts, sample.wmin, sample.wmax),

@@ -25,6 +25,9 @@ import numpy as np
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 
 _MAX_ITER = 200
+# Samples with more rows than this start the MLE's Newton iteration from a subsample's solution.
+_SUBSAMPLE_ABOVE = 1 << 18
+_SUBSAMPLE_SIZE = 1 << 16
 
 
 class _Counter:
@@ -52,14 +55,19 @@ def beta_bounds(wmin: float, wmax: float) -> tuple[float, float]:
     return low, 1.0 / (1.0 - wmin)
 
 
-def _mle_derivatives(beta, d, c):
-    """``(sum c d/(1+beta d), sum c (d/(1+beta d))^2)``: the derivative and minus the second."""
+def _mle_derivatives(beta, d, c, buf=None):
+    """``(sum c d/(1+beta d), sum c (d/(1+beta d))^2)``: the derivative and minus the second.
+
+    ``buf`` is scratch space of ``d``'s size: large samples reuse it instead of allocating
+    (fresh pages of a large array cost more than the arithmetic).
+    """
     passes.passes += 1
-    t = d / (1.0 + beta * d)
+    t = np.multiply(d, beta, out=buf)
+    t += 1.0
+    np.divide(d, t, out=t)
     if c is None:
         return float(t.sum()), float(np.dot(t, t))
-    ct = c * t
-    return float(ct.sum()), float(np.dot(ct, t))
+    return float(np.dot(c, t)), float(np.dot(c * t, t))
 
 
 def solve_beta(d, c, n, wmin, wmax, beta0=None):
@@ -92,8 +100,9 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
         if (g0 > 0 and g_edge >= 0) or (g0 < 0 and g_edge <= 0):
             return edge_beta, "optimal (bound)"
     beta = beta0 if beta0 is not None and a < beta0 < b else 0.0
+    buf = np.empty_like(d)
     for _ in range(_MAX_ITER):
-        g, h = _mle_derivatives(beta, d, c)
+        g, h = _mle_derivatives(beta, d, c, buf)
         if g > 0:
             a = beta
         else:
@@ -117,7 +126,14 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
     """The EL maximum-likelihood solution (paper eq. (betastar), appendix B)."""
     n = float(w.size) if c is None else float(c.sum())
     d = w - 1.0
-    beta, status = solve_beta(d, c, n, wmin, wmax)
+    beta0 = None
+    if w.size > _SUBSAMPLE_ABOVE:
+        # Warm start from a strided subsample: Newton then needs about two full passes.
+        k = w.size // _SUBSAMPLE_SIZE
+        sub_c = None if c is None else c[::k]
+        sub_n = float(d[::k].size) if c is None else float(sub_c.sum())
+        beta0, _ = solve_beta(d[::k], sub_c, sub_n, wmin, wmax)
+    beta, status = solve_beta(d, c, n, wmin, wmax, beta0=beta0)
     bd = beta * d
     passes.passes += 1
     with np.errstate(divide="ignore"):
@@ -129,10 +145,10 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
 # ---------------------------------------------------------------------------------------------
 # A small active-set Newton method: maximise a concave function of 2 variables on a polygon.
 # ---------------------------------------------------------------------------------------------
-def _maximize_2d(oracle, value, x0, G, h, tol):
+def _maximize_2d(oracle, x0, G, h, tol):
     """Maximise a concave ``f`` subject to ``G x <= h`` (2 variables), from a feasible ``x0``.
 
-    ``oracle(x) -> (f, grad, hess)``; ``value(x) -> f`` (``-inf`` outside the domain). Newton
+    ``oracle(x) -> (f, grad, hess)``, with ``f = -inf`` outside the domain. Newton
     steps on the face of the active constraints, an Armijo line search that stops at the first
     constraint it meets (which then becomes active), and a constraint leaves the active set when
     its multiplier turns negative. Converges when the Newton decrement on the face is below
@@ -141,7 +157,16 @@ def _maximize_2d(oracle, value, x0, G, h, tol):
     x = np.array(x0, dtype=float)
     active: list[int] = []
     f, g, H = oracle(x)
+    just_added = None
     for _ in range(_MAX_ITER):
+        # Release an active constraint whose multiplier has turned negative (the gradient points
+        # into the feasible side), unless it was met by the last step.
+        if active:
+            mult, *_ = np.linalg.lstsq(G[active].T, g, rcond=None)
+            worst = int(np.argmin(mult))
+            if mult[worst] < 0 and active[worst] != just_added:
+                active.pop(worst)
+        just_added = None
         # Direction: Newton on the face spanned by the inactive directions.
         if len(active) == 0:
             d = _newton_direction(g, H)
@@ -176,21 +201,27 @@ def _maximize_2d(oracle, value, x0, G, h, tol):
                     alpha_max, hit = a_i, i
         alpha = min(1.0, alpha_max)
         at_boundary = alpha_max <= 1.0
+        # Armijo backtracking; the trial point's derivatives come with its value, since the
+        # first trial is almost always accepted (one pass over the data per iteration).
         for _ in range(60):
             trial = x + alpha * d
-            ft = value(trial)
-            if np.isfinite(ft) and ft >= f + 1e-4 * alpha * decrement:
+            if at_boundary:
+                # Land exactly on the constraint met.
+                gi = G[hit]
+                trial = trial - (gi @ trial - h[hit]) / (gi @ gi) * gi
+            ft, gt, Ht = oracle(trial)
+            if ft >= f + 1e-4 * alpha * decrement:  # False for -inf and NaN
                 break
             alpha *= 0.5
             at_boundary = False
         else:
             return x, f, active, "line search failed"
-        x = trial
-        if at_boundary and hit is not None:
+        x, f, g, H = trial, ft, gt, Ht
+        if at_boundary:
             active.append(hit)
+            just_added = hit
             if len(active) == 2 and abs(np.linalg.det(G[active])) < 1e-300:
                 active.pop()
-        f, g, H = oracle(x)
     return x, f, active, "max_iter"
 
 
@@ -218,6 +249,43 @@ def _cone_basis(wmin, wmax):
     return np.array([[wmax / span, -wmin / span], [-1.0 / span, 1.0 / span]])
 
 
+def _lower_bound_start(w, b, c, n, beta_mle, quantile, T, bufs):
+    """A starting point from the profile dual's quadratic approximation (one pass, no log).
+
+    At the bound, ``q_n`` is the profile solution ``1/(N (1 + beta' (w_n - 1) + tau (w_n u_n -
+    v)))``, so ``a = (1 + beta' (w - 1) + tau (w u - v)) / tau``. Near the MLE, with
+    ``d = 1 + beta* (w - 1)``, ``e = (w u - v_hat)/d`` and ``f = (w - 1)/d``, the profile
+    statistic is about ``(N (v_hat - v))^2 / S`` where ``S = sum c e^2 - (sum c e f)^2 / sum c
+    f^2`` (``e`` with the control variate ``f`` regressed out), so the bound is about
+    ``v_hat - sqrt(q S)/N``, ``tau = sqrt(q / S)`` and ``beta' = beta* - tau sum c e f / sum c
+    f^2``. Returned in the cone coordinates, nudged inside the quadrant.
+    """
+    passes.passes += 1
+    inv, e, f = bufs
+    np.multiply(w, beta_mle, out=inv)
+    inv += 1.0 - beta_mle
+    np.reciprocal(inv, out=inv)
+    np.multiply(b, inv, out=e)
+    v_hat = _wsum(c, e) / n
+    np.multiply(inv, v_hat, out=f)
+    e -= f  # e = (w u - v_hat) / d
+    np.multiply(w, inv, out=f)
+    f -= inv  # f = (w - 1) / d
+    ce = e if c is None else c * e
+    s_ee, s_ef = float(np.dot(ce, e)), float(np.dot(ce, f))
+    s_ff = float(np.dot(f, f)) if c is None else float(np.dot(c * f, f))
+    S = s_ee - (s_ef * s_ef / s_ff if s_ff > 0 else 0.0)
+    if not S > 0 or quantile <= 0:
+        gamma, beta = 1.0 - beta_mle, beta_mle
+    else:
+        tau = np.sqrt(quantile / S)
+        v = max(v_hat - np.sqrt(quantile * S) / n, 0.0)
+        beta_p = beta_mle - (tau * s_ef / s_ff if s_ff > 0 else 0.0)
+        gamma, beta = (1.0 - beta_p - tau * v) / tau, beta_p / tau
+    x0 = np.linalg.solve(T, np.array([gamma, beta]))
+    return np.maximum(x0, 1e-3 * max(1.0, float(np.abs(x0).max())))
+
+
 def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0) -> BoundSolution:
     """Lower bound of the EL interval on rewards ``u`` (DESIGN.md, the paper's appendix C corrected).
 
@@ -236,55 +304,54 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0)
     lin = T.T @ np.array([1.0, 1.0])  # gradient of gamma + beta in (p, m)
     s = None if c is None else c / n
 
-    def mean(x):
-        return float(x.mean()) if s is None else float(np.dot(s, x))
-
-    def value(x):
-        gamma, beta = T @ x
-        a = gamma + beta * w + b
-        passes.passes += 1
-        # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (the
-        # geometric mean alone would be a finite 0 there and mislead the line search).
-        if np.any(a <= 0):
-            return -np.inf
-        return K * np.exp(mean(np.log(a))) - float(lin @ x)
+    bufs = (np.empty_like(w), np.empty_like(w), np.empty_like(w))
+    last = {}
 
     def oracle(x):
         gamma, beta = T @ x
-        a = gamma + beta * w + b
         passes.passes += 1
-        la = np.log(a)
-        geo = np.exp(mean(la))
-        r1 = 1.0 / a
-        r2 = w * r1
-        sr1 = r1 if s is None else s * r1
-        sr2 = w * sr1
-        m1, m2 = mean(r1), mean(r2)
-        scale = 1.0 / (w.size if s is None else 1.0)
-        m11 = float(np.dot(sr1, r1)) * scale
-        m12 = float(np.dot(sr1, r2)) * scale
-        m22 = float(np.dot(sr2, r2)) * scale
-        kg = K * geo
+        a = np.multiply(w, beta, out=bufs[0])
+        a += b
+        a += gamma
+        # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (there the
+        # geometric mean alone would be a finite 0 and mislead the line search).
+        if not a.min() > 0:
+            return -np.inf, None, None
+        la = np.log(a, out=bufs[1])
+        r1 = np.reciprocal(a, out=a)
+        r2 = np.multiply(w, r1, out=bufs[2])
+        if s is None:
+            mean_log = float(la.sum()) / w.size
+            m1, m2 = float(r1.sum()) / w.size, float(r2.sum()) / w.size
+            m11, m12, m22 = (float(np.dot(x_, y_)) / w.size for x_, y_ in ((r1, r1), (r1, r2), (r2, r2)))
+        else:
+            mean_log = float(np.dot(s, la))
+            sr1 = np.multiply(s, r1, out=bufs[1])
+            m1, m2 = float(sr1.sum()), float(np.dot(s, r2))
+            m11, m12, m22 = float(np.dot(sr1, r1)), float(np.dot(sr1, r2)), float(np.dot(sr1 * w, r2))
+        kg = K * np.exp(mean_log)
         grad_gb = kg * np.array([m1, m2])
         hess_gb = kg * (np.outer([m1, m2], [m1, m2]) - np.array([[m11, m12], [m12, m22]]))
-        f = kg - float(lin @ x)
-        return f, T.T @ grad_gb - lin, T.T @ hess_gb @ T
+        last.update(x=x, kg=kg, r1=r1)
+        return kg - float(lin @ x), T.T @ grad_gb - lin, T.T @ hess_gb @ T
 
-    # Start from the MLE's denominators: a = 1 + beta* (w - 1) + w u.
-    x0 = np.linalg.solve(T, np.array([1.0 - beta_mle, beta_mle]))
-    x0 = np.maximum(x0, 1e-3 * max(1.0, float(np.abs(x0).max())))
+    x0 = _lower_bound_start(w, b, c, n, beta_mle, quantile, T, bufs)
     G = -np.eye(2)
     h = np.zeros(2)
 
     def tol(f, x):
         return 1e-15 * (abs(f) + abs(float(lin @ x)) + 1.0)
 
-    x, f, active, status = _maximize_2d(oracle, value, x0, G, h, tol)
+    x, f, active, status = _maximize_2d(oracle, x0, G, h, tol)
+    if status != "optimal":
+        # The asymptotic start can be poor at tiny N; retry from the MLE's denominators.
+        x0 = np.maximum(np.linalg.solve(T, [1.0 - beta_mle, beta_mle]), 1e-3)
+        x, f, active, status = _maximize_2d(oracle, x0, G, h, tol)
+    if last.get("x") is not x:
+        oracle(x)
     gamma, beta = (float(t) for t in T @ x)
-    a = gamma + beta * w + b
-    geo = np.exp(mean(np.log(a)))
-    kappa = K * geo / n
-    q = kappa / a
+    kappa = last["kg"] / n
+    q = kappa * last["r1"]
     return BoundSolution(value=float(f), beta=beta, gamma=gamma, kappa=float(kappa), q=q,
                          status=status)
 
@@ -333,16 +400,11 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
             continue
         e = b - vi
 
-        def value(x, e=e):
-            a = 1.0 + x[0] * d + x[1] * e
-            passes.passes += 1
-            if np.any(a <= 0):
-                return -np.inf
-            return _wsum(c, np.log(a))
-
         def oracle(x, e=e):
             a = 1.0 + x[0] * d + x[1] * e
             passes.passes += 1
+            if not np.all(a > 0):
+                return -np.inf, None, None
             r = 1.0 / a
             rd, re = r * d, r * e
             crd = rd if c is None else c * rd
@@ -357,7 +419,7 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
         def tol(f, x):
             return 1e-14 * (abs(f) + 1.0)
 
-        x, f, _, status = _maximize_2d(oracle, value, np.array([beta_mle, 0.0]), G, h, tol)
+        x, f, _, status = _maximize_2d(oracle, np.array([beta_mle, 0.0]), G, h, tol)
         statuses.add(status)
         out_l[i], out_b[i], out_t[i] = f, x[0], x[1]
     status = "optimal" if statuses <= {"optimal"} else ",".join(sorted(statuses))
