@@ -145,20 +145,30 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
 # ---------------------------------------------------------------------------------------------
 # A small active-set Newton method: maximise a concave function of 2 variables on a polygon.
 # ---------------------------------------------------------------------------------------------
-def _maximize_2d(oracle, x0, G, h, tol):
+def _maximize_2d(oracle, x0, G, h, scale, gap=None, soft=None):
     """Maximise a concave ``f`` subject to ``G x <= h`` (2 variables), from a feasible ``x0``.
 
     ``oracle(x) -> (f, grad, hess)``, with ``f = -inf`` outside the domain. Newton
     steps on the face of the active constraints, an Armijo line search that stops at the first
     constraint it meets (which then becomes active), and a constraint leaves the active set when
     its multiplier turns negative. Converges when the Newton decrement on the face is below
-    ``tol`` and every active multiplier is non-negative.
+    ``1e-13 * scale(f, x)`` (``scale`` is the size of the terms that cancel in ``f``, so this is
+    the rounding floor, plus an absolute floor where ``f`` is a value on the unit reward scale)
+    and every active multiplier is non-negative; a line search that finds no increase counts as
+    convergence when the decrement is below ``1e-9 * scale``. ``gap(x, grad)``, if given, is an
+    upper bound on ``sup f - f(x)`` from concavity; the iteration also stops when it is below
+    ``1e-13 * scale`` (which ends a slow approach to a supremum on the boundary of the domain).
+    ``soft[i]`` marks a constraint on which ``f`` is ``-inf`` (a log of 0): it can never be
+    active at the optimum, so steps stop short of it (at 90% of the way) instead of landing on
+    it, as an interior-point method would.
     """
     x = np.array(x0, dtype=float)
     active: list[int] = []
     f, g, H = oracle(x)
     just_added = None
     for _ in range(_MAX_ITER):
+        if gap is not None and gap(x, g) <= 1e-13 * scale(f, x):
+            return x, f, active, "optimal"
         # Release an active constraint whose multiplier has turned negative (the gradient points
         # into the feasible side), unless it was met by the last step.
         if active:
@@ -169,7 +179,7 @@ def _maximize_2d(oracle, x0, G, h, tol):
         just_added = None
         # Direction: Newton on the face spanned by the inactive directions.
         if len(active) == 0:
-            d = _newton_direction(g, H)
+            d = _newton_direction(g, H, x)
         elif len(active) == 1:
             n_ = G[active[0]]
             t = np.array([-n_[1], n_[0]])
@@ -179,13 +189,14 @@ def _maximize_2d(oracle, x0, G, h, tol):
         else:
             d = np.zeros(2)
         decrement = float(g @ d)
-        if decrement <= tol(f, x):
+        size = scale(f, x)
+        if decrement <= 1e-13 * size:
             # Stationary on the face: check the multipliers of the active constraints.
             if not active:
                 return x, f, active, "optimal"
             A = G[active]
             mult, *_ = np.linalg.lstsq(A.T, g, rcond=None)
-            if np.all(mult >= -tol(f, x)):
+            if np.all(mult >= -1e-13 * size):
                 return x, f, active, "optimal"
             active.pop(int(np.argmin(mult)))
             continue
@@ -199,11 +210,13 @@ def _maximize_2d(oracle, x0, G, h, tol):
                 a_i = max(slack[i], 0.0) / rate[i]
                 if a_i < alpha_max:
                     alpha_max, hit = a_i, i
-        alpha = min(1.0, alpha_max)
-        at_boundary = alpha_max <= 1.0
+        if hit is not None and soft is not None and soft[hit]:
+            alpha, at_boundary = min(1.0, 0.9 * alpha_max), False
+        else:
+            alpha, at_boundary = min(1.0, alpha_max), alpha_max <= 1.0
         # Armijo backtracking; the trial point's derivatives come with its value, since the
         # first trial is almost always accepted (one pass over the data per iteration).
-        for _ in range(60):
+        for _ in range(40):
             trial = x + alpha * d
             if at_boundary:
                 # Land exactly on the constraint met.
@@ -215,6 +228,8 @@ def _maximize_2d(oracle, x0, G, h, tol):
             alpha *= 0.5
             at_boundary = False
         else:
+            if decrement <= 1e-9 * size:
+                return x, f, active, "optimal"
             return x, f, active, "line search failed"
         x, f, g, H = trial, ft, gt, Ht
         if at_boundary:
@@ -225,16 +240,26 @@ def _maximize_2d(oracle, x0, G, h, tol):
     return x, f, active, "max_iter"
 
 
-def _newton_direction(g, H):
-    """``-H^{-1} g`` for a negative definite ``H``; a scaled gradient step otherwise."""
+def _newton_direction(g, H, x):
+    """``-H^{-1} g`` for a negative definite ``H``; on a singular ``H``, Newton in its range.
+
+    A concave function that is flat along a direction (e.g. the bound when every weight is 1,
+    which depends on ``gamma + beta`` only) has a singular Hessian and no gradient along it.
+    """
     det = H[0, 0] * H[1, 1] - H[0, 1] * H[1, 0]
-    if H[0, 0] < 0 and det > 1e-300 * max(1.0, abs(H[0, 0] * H[1, 1])):
+    if H[0, 0] < 0 and det > 1e-12 * H[0, 0] * H[1, 1]:
         return -np.array([H[1, 1] * g[0] - H[0, 1] * g[1],
                           -H[1, 0] * g[0] + H[0, 0] * g[1]]) / det
-    # Singular along some direction (e.g. a homogeneous objective): take the gradient, scaled by
-    # the largest curvature so the step is of the right order.
-    curv = max(-H[0, 0], -H[1, 1], 1e-300)
-    return g / curv
+    vals, vecs = np.linalg.eigh(H)
+    curved = vals < -1e-12 * max(abs(vals).max(), 1e-300)
+    if not curved.any():
+        # No curvature (a linear objective, as with a single example): a gradient step as long
+        # as x itself; the line search and the constraints cut it down.
+        return g / max(np.linalg.norm(g), 1e-300) * max(np.linalg.norm(x), 1.0)
+    d = np.zeros(2)
+    for lam, vec in zip(vals[curved], vecs.T[curved]):
+        d -= (vec @ g) / lam * vec
+    return d
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,6 +328,14 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0)
     T = _cone_basis(wmin, wmax)
     lin = T.T @ np.array([1.0, 1.0])  # gradient of gamma + beta in (p, m)
     s = None if c is None else c / n
+    # By AM-GM, geomean(a) <= mean(a) = T-linear in (p, m) + mean(b); where the resulting linear
+    # majorant of the objective decreases along both axes, sup <= K mean(b). When that is below
+    # the accuracy of a reward on [0, 1] (a ball so wide that K underflows), the bound is 0.
+    mean_w = _wsum(c, w) / n
+    slope = K * (T.T @ np.array([1.0, mean_w])) - lin
+    if np.all(slope <= 0) and K * _wsum(c, b) / n <= 1e-13:
+        q = q_mle if q_mle is not None else np.full(w.shape, 1.0 / n)
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, q, "optimal (bound within 1e-13 of 0)")
 
     bufs = (np.empty_like(w), np.empty_like(w), np.empty_like(w))
     last = {}
@@ -339,14 +372,28 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0)
     G = -np.eye(2)
     h = np.zeros(2)
 
-    def tol(f, x):
-        return 1e-15 * (abs(f) + abs(float(lin @ x)) + 1.0)
+    def scale(f, x):
+        # f is a reward on [0, 1]: 1e-13 x (1 + ...) is an absolute accuracy of 1e-13 at worst.
+        # Without the absolute floor, a bound at 0 reached only in the limit x -> 0 (a likelihood
+        # ball so wide that K underflows) would be approached one halving at a time.
+        return abs(f) + abs(float(lin @ x)) + 1.0
 
-    x, f, active, status = _maximize_2d(oracle, x0, G, h, tol)
+    def gap(x, g):
+        # Concavity: f(y) <= f(x) + g (y - x); over y >= 0 that is bounded only when g <= 0.
+        return float(-g @ x) if np.all(g <= 0) else np.inf
+
+    # A face of the quadrant where some a_n vanishes (rows at that face's extreme weight with
+    # w u = 0) is a log barrier, never an active constraint.
+    if np.isinf(wmax):
+        soft = [bool(np.any((w == wmin) & (b == 0))), False]
+    else:
+        soft = [bool(np.any((w == wmin) & (b == 0))), bool(np.any((w == wmax) & (b == 0)))]
+
+    x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
     if status != "optimal":
         # The asymptotic start can be poor at tiny N; retry from the MLE's denominators.
         x0 = np.maximum(np.linalg.solve(T, [1.0 - beta_mle, beta_mle]), 1e-3)
-        x, f, active, status = _maximize_2d(oracle, x0, G, h, tol)
+        x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
     if last.get("x") is not x:
         oracle(x)
     gamma, beta = (float(t) for t in T @ x)
@@ -416,10 +463,10 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
 
         G, h = _corner_constraints(wmin, wmax, vi)
 
-        def tol(f, x):
-            return 1e-14 * (abs(f) + 1.0)
+        def scale(f, x):
+            return abs(f) + 1.0
 
-        x, f, _, status = _maximize_2d(oracle, np.array([beta_mle, 0.0]), G, h, tol)
+        x, f, _, status = _maximize_2d(oracle, np.array([beta_mle, 0.0]), G, h, scale)
         statuses.add(status)
         out_l[i], out_b[i], out_t[i] = f, x[0], x[1]
     status = "optimal" if statuses <= {"optimal"} else ",".join(sorted(statuses))

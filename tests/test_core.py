@@ -279,3 +279,31 @@ def test_from_probs():
     with pytest.raises(elcvx.InvalidInputError, match=r"logging_prob\[0\]=0.0"):
         Sample.from_probs([1.0], [0.0], [1.0])
     assert Sample.from_probs([1.0], [0.5], [1.0]).wmax == np.inf
+
+
+def test_fast_path_is_robust_and_takes_few_passes():
+    # Random samples across the edge cases of the issue (N = 1, weights in {0, wmax}, all
+    # weights equal, wmax = 1e6 or inf, constant rewards, counts, wide and narrow levels): the
+    # fast path must reach an optimal status, keep the order of the bounds, and stay within a
+    # bounded number of passes over the data (the worst seen when this was written was 146).
+    from elcvx import _fast
+
+    rng = np.random.default_rng(20201206)
+    for _ in range(300):
+        n = int(rng.choice([1, 2, 3, 10, 100, 2000]))
+        wmax = float(rng.choice([2.0, 10.0, 1e3, 1e6, np.inf]))
+        top = wmax if np.isfinite(wmax) else 50.0
+        kind = rng.integers(0, 4)
+        w = [rng.choice([0.0, 2.0, top], n), rng.uniform(0, min(top, 20), n), np.ones(n),
+             rng.choice([0.0, top], n)][kind]
+        r = [rng.integers(0, 2, n).astype(float), rng.random(n), np.ones(n), np.zeros(n)][rng.integers(0, 4)]
+        c = rng.integers(1, 5, n).astype(float) if rng.random() < 0.3 else None
+        s = Sample(w, r, counts=c, wmax=wmax)
+        _fast.passes.passes = 0
+        est = elcvx.estimate(s, method="fast")
+        ci = elcvx.interval(s, method="fast", calibration=str(rng.choice(["chi2", "f"])),
+                            confidence_level=float(rng.choice([0.5, 0.95, 0.999])))
+        assert _fast.passes.passes <= 250, (w, r, wmax)
+        assert est.status.startswith("optimal") and ci.status.startswith(("optimal", "whole range"))
+        assert -1e-12 <= ci.low <= est.value_range.low + 1e-9
+        assert est.value_range.high <= ci.high + 1e-9 and ci.high <= 1 + 1e-12
