@@ -71,7 +71,9 @@ def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResul
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
     >>> res = elcvx.estimate(s)
     >>> round(res.value, 6), round(res.beta, 6)
-    (0.5, 0.152872)
+    (0.783911, 0.15693)
+    >>> res.value_range.low == res.value_range.high  # wmin's and wmax's constraints are slack
+    True
     """
     sample = _check_sample(sample)
     if rho is None:

@@ -52,7 +52,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
     >>> low, high = elcvx.interval(s)
     >>> round(low, 4), round(high, 4)
-    (0.0, 1.0)
+    (0.29, 0.9838)
     """
     sample = _check_sample(sample)
     level = iv.confidence_level(confidence_level)
@@ -110,9 +110,9 @@ def profile(sample, v, *, calibration: str = "chi2", method: str = "auto") -> Pr
     --------
     >>> import elcvx
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
-    >>> res = elcvx.profile(s, [0.5, 2.0])
+    >>> res = elcvx.profile(s, [0.5, 2.0])  # 2.0 is outside the reward range
     >>> res.statistic.round(4).tolist()
-    [0.0, inf]
+    [1.3241, inf]
     """
     sample = _check_sample(sample)
     iv.option("calibration", calibration, iv.CALIBRATIONS)
