@@ -58,6 +58,18 @@ def run_path(n, method, repeats):
     return t, _fast.passes.passes / repeats
 
 
+def bench_compress(n, repeats):
+    """Sample.compress against np.unique(..., axis=0) on an epsilon-greedy-like log (6 rows)."""
+    rng = np.random.default_rng(1)
+    w = rng.choice([0.0, 2.0, 1000.0], n)
+    r = rng.integers(0, 2, n).astype(float)
+    s = elcvx.Sample(w, r, wmax=1000.0)
+    ours = median_time(s.compress, repeats)
+    theirs = median_time(lambda: np.unique(np.column_stack([w, r]), axis=0), 1)
+    print(f"compress {n:>9.0e} rows: {ours * 1e3:8.1f}ms, np.unique(axis=0) {theirs * 1e3:8.1f}ms, "
+          f"ratio {ours / theirs:.3f}", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
@@ -66,6 +78,8 @@ def main(argv=None):
     fast_sizes = [10**4, 10**5, 10**6] if args.quick else [10**4, 10**5, 10**6, 10**7]
     cvx_sizes = [10**2, 10**3] if args.quick else [10**2, 10**3, 10**4, 10**5]
     print(f"{'path':<6} {'N':>9} {'log1p pass':>11} {'estimate+interval':>18} {'ratio':>8} {'passes':>7}")
+    for n in fast_sizes[-2:]:
+        bench_compress(n, args.repeats)
     for method, sizes, repeats in (("fast", fast_sizes, args.repeats), ("cvxpy", cvx_sizes, 1)):
         for n in sizes:
             base = baseline(n, args.repeats)
