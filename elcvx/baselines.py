@@ -1,0 +1,307 @@
+r"""The estimators and intervals the paper compares EL against (its section 5).
+
+Every function takes a :class:`~elcvx.Sample`, honours its counts as exact multiplicities and
+works on rewards rescaled to the unit interval, ``u = (r - rmin) / (rmax - rmin)``, as the paper
+does (it assumes ``r`` in ``[0, 1]``); results are mapped back to ``[rmin, rmax]`` by
+``v -> rmin + (rmax - rmin) v``. With ``c`` the counts and ``N = sum(c)``:
+
+==========================  ==================================================================
+function                    computes (unit scale)
+==========================  ==================================================================
+:func:`ips`                 ``sum c w u / N``
+:func:`snips`               ``sum c w u / sum c w``
+:func:`clipped_dr`          ``clip(rho + sum c w (u - rho) / N, 0, 1)``, ``rho`` = midpoint
+:func:`emp`                 ``sum c Q w u / sum c Q`` with ``Q`` the EL MLE weights
+:func:`gaussian_interval`   ``mean(w u) +- z s / sqrt(N)``, ``s`` with ``ddof=1``, clipped
+:func:`clopper_pearson_interval`  ``wmax x`` the exact Binomial interval of ``mean(w u / wmax)``
+==========================  ==================================================================
+
+IPS and EMP are not shift-equivariant (``sum w`` and ``sum Q w`` differ from ``N`` and
+``sum Q``), so they depend on where the reward's zero is; computing them on the unit scale makes
+every number here independent of the reward's units and offset (for ``rmin = 0`` they are the
+textbook formulas). Point estimates other than ClippedDR are *not* clipped: IPS and EMP can
+leave ``[rmin, rmax]``, which is part of what the paper's comparison measures. Conventions where
+the paper is silent are listed in ``docs/baselines.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from . import _validation as iv
+from .errors import InvalidInputError
+from .results import BaselineEstimate, BaselineInterval
+from .sample import Sample
+
+__all__ = ["ips", "snips", "clipped_dr", "emp", "gaussian_interval", "clopper_pearson_interval"]
+
+
+def _check_sample(sample) -> Sample:
+    if not isinstance(sample, Sample):
+        raise InvalidInputError(
+            f"sample must be an elcvx.Sample, got {type(sample).__name__}; build one with "
+            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)"
+        )
+    return sample
+
+
+def _user(sample: Sample, v: float) -> float:
+    """Unit scale -> user scale, *not* clipped (IPS and EMP can leave the range)."""
+    return float(sample.rmin + (sample.rmax - sample.rmin) * v)
+
+
+def _ips_unit(sample: Sample) -> float:
+    return float(np.dot(sample.c, sample.w * sample.u)) / sample.n
+
+
+# ------------------------------------------------------------------------------------------------
+# Point estimates
+# ------------------------------------------------------------------------------------------------
+def ips(sample) -> BaselineEstimate:
+    r"""Inverse propensity score (Horvitz-Thompson) estimate of the target policy's value.
+
+    .. math:: \hat V_{\rm IPS} = \frac1N \sum_n c_n w_n u_n
+              \quad\text{(unit scale; reported as } r_{\min} + (r_{\max} - r_{\min}) \hat V\text{)}.
+
+    Unbiased for ``E[w u]`` but not clipped: it can exceed ``rmax``. On the user scale this is
+    ``rmin + mean(w (r - rmin))``, the textbook ``mean(w r)`` when ``rmin = 0``.
+
+    Parameters
+    ----------
+    sample : Sample
+
+    Returns
+    -------
+    BaselineEstimate
+
+    Examples
+    --------
+    >>> from elcvx import Sample
+    >>> from elcvx.baselines import ips
+    >>> s = Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
+    >>> ips(s).value       # (0 + 2 + 1 + 0.5) / 4
+    0.875
+    """
+    sample = _check_sample(sample)
+    return BaselineEstimate(_user(sample, _ips_unit(sample)), "ips", sample.n)
+
+
+def snips(sample) -> BaselineEstimate:
+    r"""Self-normalised IPS: the importance-weighted mean of the rewards.
+
+    .. math:: \hat V_{\rm SNIPS} = \frac{\sum_n c_n w_n u_n}{\sum_n c_n w_n},
+
+    a weighted mean, so it always lies in ``[rmin, rmax]``. When every weight is 0 the target
+    policy never took a logged action, the ratio is ``0/0`` and the estimate is undefined: the
+    value is ``nan`` and ``note`` says why (no number is invented).
+
+    Examples
+    --------
+    >>> from elcvx import Sample
+    >>> from elcvx.baselines import snips
+    >>> s = Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
+    >>> round(snips(s).value, 6)   # 3.5 / 4.5
+    0.777778
+    """
+    sample = _check_sample(sample)
+    sw = float(np.dot(sample.c, sample.w))
+    if sw == 0.0:
+        return BaselineEstimate(float("nan"), "snips", sample.n,
+                                "undefined: every importance weight is 0 (0/0)")
+    value = float(np.dot(sample.c, sample.w * sample.u)) / sw
+    return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "snips", sample.n)
+
+
+def clipped_dr(sample, *, rho=None) -> BaselineEstimate:
+    r"""The paper's ClippedDR: doubly robust with a constant reward predictor, clipped.
+
+    .. math:: \hat V = \min\Big(1, \max\Big(0,\ \rho + \frac1N \sum_n c_n w_n (u_n - \rho)\Big)\Big),
+
+    with ``rho`` the constant prediction (default the reward midpoint, the paper's "best constant
+    predictor of 1/2"). Clipping to the reward range is what distinguishes it from IPS with a
+    control variate.
+
+    Parameters
+    ----------
+    sample : Sample
+    rho : float, optional
+        The constant predictor on the user scale, in ``[rmin, rmax]``; default the midpoint.
+
+    Examples
+    --------
+    >>> from elcvx import Sample
+    >>> from elcvx.baselines import clipped_dr
+    >>> s = Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
+    >>> clipped_dr(s).value   # 0.5 + (0 + 1 + 0 + 0.25) / 4
+    0.8125
+    """
+    sample = _check_sample(sample)
+    rho_u = _rho_unit(sample, rho)
+    value = rho_u + float(np.dot(sample.c, sample.w * (sample.u - rho_u))) / sample.n
+    return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "clipped_dr", sample.n)
+
+
+def _rho_unit(sample: Sample, rho) -> float:
+    if rho is None:
+        return 0.5
+    rho = iv.finite_scalar("rho", rho)
+    if not sample.rmin <= rho <= sample.rmax:
+        raise InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{sample.rmin}, {sample.rmax}]")
+    return sample.to_unit(rho)
+
+
+def emp(sample) -> BaselineEstimate:
+    r"""Kallus and Uehara's EMP estimator specialised to a constant reward predictor.
+
+    .. math:: \hat V_{\rm EMP} = \frac{\sum_n c_n Q_n w_n u_n}{\sum_n c_n Q_n},\qquad
+              Q_n = \frac{1}{N (1 + \beta^* (w_n - 1))},
+
+    with ``beta*`` the maximiser of ``sum c log(1 + beta (w - 1))`` over ``[-1/(wmax - 1),
+    1/(1 - wmin)]`` (the EL MLE, :func:`elcvx.estimate`; the paper's section 3.2). Where the
+    MLE leaves no mass outside the sample (``sum c Q = sum c Q w = 1``) it equals the EL
+    estimate. Not clipped: when ``sum c Q < sum c Q w`` it can exceed ``rmax``.
+
+    Examples
+    --------
+    >>> from elcvx import Sample
+    >>> from elcvx.baselines import emp
+    >>> s = Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
+    >>> round(emp(s).value, 4)
+    0.7839
+    """
+    sample = _check_sample(sample)
+    from .estimate import estimate  # function-local: the core may be imported lazily
+
+    q = np.asarray(estimate(sample).q, dtype=float)
+    cq = sample.c * q
+    value = float(np.dot(cq, sample.w * sample.u)) / float(cq.sum())
+    return BaselineEstimate(_user(sample, value), "emp", sample.n)
+
+
+# ------------------------------------------------------------------------------------------------
+# Intervals
+# ------------------------------------------------------------------------------------------------
+def _whole(sample, level, method, center, note) -> BaselineInterval:
+    return BaselineInterval(sample.rmin, sample.rmax, level, method, center, sample.n, note)
+
+
+def _clip_map(sample, low_u, high_u):
+    low_u = min(max(low_u, 0.0), 1.0)
+    high_u = min(max(high_u, 0.0), 1.0)
+    return sample.to_user(low_u), sample.to_user(high_u)
+
+
+def gaussian_interval(sample, *, confidence_level=0.95, ddof=1) -> BaselineInterval:
+    r"""The asymptotic Gaussian (z-score) interval around IPS, clipped to the reward range.
+
+    With ``x_n = w_n u_n``, counts as frequency weights,
+
+    .. math:: \bar x = \frac1N \sum_n c_n x_n,\qquad
+              s^2 = \frac{1}{N - \mathrm{ddof}} \sum_n c_n (x_n - \bar x)^2,\qquad
+              \bar x \pm z_{(1+\ell)/2}\, \frac{s}{\sqrt N},
+
+    ``z`` the standard normal quantile (``scipy.stats.norm.ppf``) at confidence level ``l``;
+    the interval is then intersected with ``[rmin, rmax]`` (the value lies there), which can
+    only raise its coverage. The paper's "standard z-score CI around the empirical mean and
+    standard deviation" does not state the ``ddof``; the default 1 is the unbiased variance.
+
+    When ``N <= ddof`` there is no variance estimate (``N = 1``: one example says nothing about
+    spread) and the interval is the whole range ``[rmin, rmax]``, with ``note`` saying so. The
+    textbook formula is kept otherwise: when every ``w u`` is equal, ``s = 0`` and the interval
+    is a point, the known failure that makes this baseline undercover at small N.
+
+    Parameters
+    ----------
+    sample : Sample
+    confidence_level : float
+        In (0, 1).
+    ddof : float
+        Delta degrees of freedom of the variance, ``0 <= ddof``; default 1.
+
+    Returns
+    -------
+    BaselineInterval
+
+    Examples
+    --------
+    >>> from elcvx import Sample
+    >>> from elcvx.baselines import gaussian_interval
+    >>> s = Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
+    >>> low, high = gaussian_interval(s)
+    >>> round(low, 4), round(high, 4)      # 0.875 -+ 1.96 * 0.8539 / 2
+    (0.0382, 1.0)
+    """
+    sample = _check_sample(sample)
+    level = iv.confidence_level(confidence_level)
+    ddof = iv.finite_scalar("ddof", ddof)
+    if ddof < 0:
+        raise InvalidInputError(f"ddof={ddof!r} must be >= 0")
+    x = sample.w * sample.u
+    c = sample.c
+    mean = float(np.dot(c, x)) / sample.n
+    center = _user(sample, mean)
+    if sample.n <= ddof:
+        return _whole(sample, level, "gaussian", center,
+                      f"whole range: no variance estimate with N={sample.n:g} <= ddof={ddof:g}")
+    var = float(np.dot(c, (x - mean) ** 2)) / (sample.n - ddof)
+    half = float(stats.norm.ppf(0.5 + level / 2)) * np.sqrt(var / sample.n)
+    low, high = _clip_map(sample, mean - half, mean + half)
+    return BaselineInterval(low, high, level, "gaussian", center, sample.n)
+
+
+def clopper_pearson_interval(sample, *, confidence_level=0.95) -> BaselineInterval:
+    r"""The paper's Binomial interval: Clopper-Pearson on ``y = w u / wmax``, times ``wmax``.
+
+    ``y_n`` lies in ``[0, 1]`` with mean ``V / wmax``. The paper rounds each ``y_n`` at random to
+    ``{0, 1}`` and applies the exact (Clopper-Pearson) interval to the ``k`` successes in ``N``
+    trials; the bounds on ``V`` are ``wmax`` times the bounds on the proportion, clipped to the
+    reward range. The exact bounds are Beta quantiles (the identity behind
+    ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``),
+
+    .. math:: p_{\rm low} = B^{-1}_{\alpha/2}(k,\, N - k + 1),\qquad
+              p_{\rm high} = B^{-1}_{1-\alpha/2}(k + 1,\, N - k),\qquad \alpha = 1 - \ell,
+
+    (``p_low = 0`` at ``k = 0``, ``p_high = 1`` at ``k = N``), computed with
+    ``scipy.stats.beta.ppf``. **Fractional successes.** Instead of random rounding (which makes
+    the answer random), ``k = sum c w u / wmax`` is used as it is, real-valued, in the same
+    formula: it is the expectation of the randomly rounded count, the formula is continuous and
+    increasing in ``k``, and it equals scipy's exact interval whenever ``k`` and ``N`` are
+    integers (tested). Real-valued counts make ``N`` real too and are handled the same way.
+
+    **wmax = inf.** Then ``y = 0`` for every example and the proportion's bound is multiplied
+    by ``inf``: the interval is the whole range ``[rmin, rmax]`` (``note`` says so). The paper's
+    construction needs a finite weight bound.
+
+    Parameters
+    ----------
+    sample : Sample
+    confidence_level : float
+        In (0, 1).
+
+    Returns
+    -------
+    BaselineInterval
+
+    Examples
+    --------
+    >>> from elcvx import Sample
+    >>> from elcvx.baselines import clopper_pearson_interval
+    >>> s = Sample([0.0, 2.0, 2.0, 0.5, 1.0, 1.0], [0.0, 1.0, 0.5, 1.0, 1.0, 0.0], wmax=2)
+    >>> [round(x, 4) for x in clopper_pearson_interval(s)]
+    [0.118, 1.0]
+    """
+    sample = _check_sample(sample)
+    level = iv.confidence_level(confidence_level)
+    center = _user(sample, _ips_unit(sample))
+    if np.isinf(sample.wmax):
+        return _whole(sample, level, "clopper_pearson", center,
+                      "whole range: wmax = inf, so w r / wmax = 0 carries no information")
+    n = sample.n
+    k = float(np.dot(sample.c, sample.w * sample.u / sample.wmax))
+    k = min(max(k, 0.0), n)
+    alpha = 1.0 - level
+    p_low = 0.0 if k <= 0.0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    p_high = 1.0 if k >= n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    low, high = _clip_map(sample, sample.wmax * p_low, sample.wmax * p_high)
+    return BaselineInterval(low, high, level, "clopper_pearson", center, sample.n)
