@@ -7,5 +7,6 @@ parameters change. The exponential cone enters through cvxpy's ``log``, ``rel_en
 """
 
 from .base import CLARABEL_SETTINGS, Program
+from .cressie_read import cr_estimate_primal, cr_lower_bound_primal
 
-__all__ = ["Program", "CLARABEL_SETTINGS"]
+__all__ = ["Program", "CLARABEL_SETTINGS", "cr_estimate_primal", "cr_lower_bound_primal"]
