@@ -93,8 +93,8 @@ def snips(sample) -> BaselineEstimate:
     .. math:: \hat V_{\rm SNIPS} = \frac{\sum_n c_n w_n u_n}{\sum_n c_n w_n},
 
     a weighted mean, so it always lies in ``[rmin, rmax]``. When every weight is 0 the target
-    policy never took a logged action, the ratio is ``0/0`` and the estimate is undefined: the
-    value is ``nan`` and ``note`` says why (no number is invented).
+    policy never took a logged action and the ratio is ``0/0``: the value is then the reward
+    midpoint (the uninformed answer, as ``rho`` is for EL) and ``note`` says so. Never NaN.
 
     Examples
     --------
@@ -107,8 +107,8 @@ def snips(sample) -> BaselineEstimate:
     sample = _check_sample(sample)
     sw = float(np.dot(sample.c, sample.w))
     if sw == 0.0:
-        return BaselineEstimate(float("nan"), "snips", sample.n,
-                                "undefined: every importance weight is 0 (0/0)")
+        return BaselineEstimate(0.5 * (sample.rmin + sample.rmax), "snips", sample.n,
+                                "undefined (every importance weight is 0, so 0/0): reported as the reward midpoint")
     value = float(np.dot(sample.c, sample.w * sample.u)) / sw
     return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "snips", sample.n)
 
