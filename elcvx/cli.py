@@ -1,58 +1,534 @@
-"""The ``elcvx`` command line."""
+"""The ``elcvx`` command line: evaluate a target policy from a log file in one command.
+
+::
+
+    elcvx evaluate LOG [column options] [bounds] [--format table|json|csv]
+    elcvx profile LOG [column options] [bounds] [--plot FILE.png]
+    elcvx demo
+
+Exit status: 0 on success; 2 on a user error (an unknown option, an unreadable or malformed log,
+a missing column, a value out of its range), reported as one line ``elcvx: error: ...`` on
+stderr, never a traceback; 1 when a solver fails (also one line); 130 when interrupted. Output is
+built completely before anything is written, so a failed run prints nothing on stdout, and a
+plot is written to a temporary file renamed into place. Options and formats: ``docs/cli.md``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import io as _stdio
+import json
+import math
+import os
 import sys
-
-import numpy as np
+import tempfile
 
 from . import __version__
-from .errors import ElcvxError
+from . import _validation as iv
+from .errors import ElcvxError, SolverError
+
+#: Method names of ``evaluate``'s results, in the order they are printed.
+METHODS = ("el", "ips", "snips", "cr", "gaussian", "binomial")
+_LABELS = {"el": "EL", "ips": "IPS", "snips": "SNIPS", "cr": "CR(-2)", "gaussian": "Gaussian",
+           "binomial": "Binomial"}
+_PLOT_FORMATS = (".png", ".pdf", ".svg")
 
 
-def _report(sample, *, title, confidence_level=0.95, calibration="chi2", method="auto", out=sys.stdout):
-    """Print EL's estimate and interval beside IPS for a sample."""
-    from .estimate import estimate
-    from .interval import interval
-
-    est = estimate(sample, method=method)
-    ci = interval(sample, confidence_level=confidence_level, calibration=calibration, method=method)
-    ips = sample.rmin + float(np.dot(sample.c, sample.w * sample.u)) / sample.n * (sample.rmax - sample.rmin)
-    level = f"{100 * confidence_level:g}%"
-    print(title, file=out)
-    print(f"N = {sample.n:g}, weights in [{sample.wmin:g}, {sample.wmax:g}] "
-          f"(observed {sample.w.min():g} to {sample.w.max():g}), rewards in [{sample.rmin:g}, {sample.rmax:g}]",
-          file=out)
-    print(f"{'method':<8}{'estimate':>10}   {level} interval ({calibration})", file=out)
-    print(f"{'EL':<8}{est.value:>10.4f}   [{ci.low:.4f}, {ci.high:.4f}]", file=out)
-    print(f"{'IPS':<8}{ips:>10.4f}", file=out)
+class _UsageError(Exception):
+    """A command-line usage error (reported in one line, exit status 2)."""
 
 
-def _demo(args):
-    from .datasets import example_log, example_log_path
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (``elcvx: error: ...``), not usage + message."""
 
-    _report(example_log(), title=f"elcvx {__version__}: the bundled example log ({example_log_path().name})")
-    return 0
+    def error(self, message):
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# ------------------------------------------------------------------------------------------------
+# The parser
+# ------------------------------------------------------------------------------------------------
+def _add_log_options(p):
+    p.add_argument("log", metavar="LOG",
+                   help="the log: CSV/TSV, Parquet, JSON lines or VW dsjson, gzip or not")
+    p.add_argument("--input-format", choices=("csv", "tsv", "parquet", "jsonl", "dsjson"),
+                   help="the log's format (default: from its name and first bytes)")
+    cols = p.add_argument_group(
+        "columns", "name the columns of LOG; without them, 'target_prob' and 'logging_prob' are "
+        "used if both exist, else 'weight' or 'w'; 'reward' or 'r', else 'cost'")
+    cols.add_argument("--weight-col", metavar="C", help="importance weights w = pi(a|x)/h(a|x)")
+    cols.add_argument("--target-prob-col", metavar="C",
+                      help="the target policy's probability of the logged action (with "
+                           "--logging-prob-col; for dsjson: the column of --target-prob-file)")
+    cols.add_argument("--logging-prob-col", metavar="C",
+                      help="the logging policy's probability of the logged action")
+    cols.add_argument("--reward-col", metavar="C", help="rewards")
+    cols.add_argument("--cost-col", metavar="C", help="costs: the reward is -cost")
+    cols.add_argument("--count-col", metavar="C",
+                      help="positive counts: each row stands for that many examples")
+    ds = p.add_argument_group("dsjson", "Vowpal Wabbit decision-service logs")
+    ds.add_argument("--target-prob-file", metavar="FILE",
+                    help="CSV/Parquet/JSON lines with the target policy's probability of each "
+                         "event's logged action (column --target-prob-col, default "
+                         "'target_prob'), one row per event line or joined on an EventId column")
+    ds.add_argument("--pdrop", choices=("ess", "inverse", "ignore"),
+                    help="how events kept with probability 1 - pdrop count (default: ess)")
+    b = p.add_argument_group("bounds")
+    b.add_argument("--wmin", type=float, default=0.0, metavar="W",
+                   help="lower bound on the weights (default 0)")
+    wb = b.add_mutually_exclusive_group()
+    wb.add_argument("--wmax", type=float, metavar="W", help="upper bound on the weights")
+    wb.add_argument("--pmin", type=float, metavar="P",
+                    help="smallest probability the logging policy gives any action: wmax = 1/P "
+                         "(without --wmax or --pmin, wmax = inf: valid, but wider)")
+    b.add_argument("--rmin", type=float, metavar="R", help="smallest possible reward (default 0)")
+    b.add_argument("--rmax", type=float, metavar="R", help="largest possible reward (default 1)")
+    b.add_argument("--cmin", type=float, metavar="C",
+                   help="smallest possible cost (with --cmax; instead of --rmin/--rmax)")
+    b.add_argument("--cmax", type=float, metavar="C", help="largest possible cost")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (drawn on stderr for files over 50 MB on a terminal)")
+
+
+def _level(text):
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+    if not 0.0 < x < 1.0:
+        raise argparse.ArgumentTypeError(f"{text} must lie strictly between 0 and 1")
+    return x
+
+
+def _add_stat_options(p):
+    s = p.add_argument_group("statistics")
+    s.add_argument("--confidence-level", type=_level, default=0.95, metavar="L",
+                   help="confidence level of the intervals (default 0.95)")
+    s.add_argument("--calibration", choices=iv.CALIBRATIONS, default="chi2",
+                   help="threshold of the EL and CR(-2) intervals: chi-square(1) quantile "
+                        "(default, the paper's text) or F(1, N-1) (the authors' code)")
+    s.add_argument("--method", choices=iv.METHODS, default="auto",
+                   help="EL solver path: fast numpy, cvxpy/Clarabel, or fast with a cvxpy "
+                        "fallback (default auto)")
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="elcvx", description="Empirical likelihood for contextual bandits.")
+    parser = _Parser(prog="elcvx", description="Empirical likelihood for contextual bandits: "
+                     "off-policy estimates and confidence intervals from a log file.")
     parser.add_argument("--version", action="version", version=f"elcvx {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="estimate and interval on the bundled example log")
-    demo.set_defaults(func=_demo)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
+
+    ev = sub.add_parser("evaluate", help="EL's estimate and interval beside the baselines",
+                        description="Print EL's estimate and confidence interval beside IPS, "
+                        "SNIPS, CR(-2), Gaussian and Binomial, with N and the weights' range.")
+    _add_log_options(ev)
+    _add_stat_options(ev)
+    ev.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                    help="output format (default table)")
+    ev.set_defaults(func=_cmd_evaluate)
+
+    pr = sub.add_parser("profile", help="the profile likelihood-ratio curve (and a plot)",
+                        description="Print the profile likelihood-ratio statistic 2(L_mle - "
+                        "L(v)) on a grid of values v, and with --plot draw it with the "
+                        "interval and the estimate marked.")
+    _add_log_options(pr)
+    _add_stat_options(pr)
+    pr.add_argument("--plot", metavar="FILE", help="draw the curve to FILE (.png, .pdf or .svg)")
+    pr.add_argument("--points", type=int, default=21, metavar="K",
+                    help="grid points printed (default 21; the plot uses at least 400)")
+    pr.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                    help="output format (default table)")
+    pr.set_defaults(func=_cmd_profile)
+
+    demo = sub.add_parser("demo", help="evaluate the bundled example log",
+                          description="Run 'elcvx evaluate' on the bundled example log "
+                          "(elcvx/data/example_log.csv, --pmin 0.0625).")
+    _add_stat_options(demo)
+    demo.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                      help="output format (default table)")
+    demo.set_defaults(func=_cmd_demo)
     return parser
 
 
-def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+# ------------------------------------------------------------------------------------------------
+# Reading the log
+# ------------------------------------------------------------------------------------------------
+def _load(args):
+    from . import io
+
+    progress = False if args.no_progress else None
+    fmt = args.input_format or io.detect_format(args.log)
+    bounds = dict(wmin=args.wmin, wmax=args.wmax, pmin=args.pmin, rmin=args.rmin, rmax=args.rmax,
+                  cmin=args.cmin, cmax=args.cmax)
+    if fmt == "dsjson":
+        fixed = [("--weight-col", args.weight_col), ("--logging-prob-col", args.logging_prob_col),
+                 ("--reward-col", args.reward_col), ("--cost-col", args.cost_col),
+                 ("--count-col", args.count_col)]
+        for flag, value in fixed:
+            if value is not None:
+                raise _UsageError(f"{flag} does not apply to a dsjson log: its cost is "
+                                  "_label_cost and its logging probability _label_probability")
+        if args.target_prob_file is None:
+            raise _UsageError("a dsjson log does not hold the target policy's probabilities: "
+                              "give them with --target-prob-file FILE")
+        return io.read_dsjson(args.log, target_prob=args.target_prob_file,
+                              target_prob_column=args.target_prob_col or "target_prob",
+                              pdrop=args.pdrop or "ess", progress=progress, **bounds)
+    if args.target_prob_file is not None:
+        raise _UsageError("--target-prob-file is for dsjson logs; in a table, name the target "
+                          "probability column with --target-prob-col")
+    if args.pdrop is not None:
+        raise _UsageError("--pdrop applies to dsjson logs only")
+    return io.read_log(args.log, format=fmt, weight=args.weight_col,
+                       target_prob=args.target_prob_col, logging_prob=args.logging_prob_col,
+                       reward=args.reward_col, cost=args.cost_col, count=args.count_col,
+                       progress=progress, **bounds)
+
+
+def _demo_log():
+    """The bundled example log, read as ``elcvx evaluate`` reads it (without needing pandas)."""
+    from .datasets import EXAMPLE_PMIN, example_log, example_log_path
+    from .io import Log
+
+    sample = example_log()
+    assert sample.wmax == 1 / EXAMPLE_PMIN
+    return Log(sample=sample, path=str(example_log_path()), format="csv", n_rows=sample.n_rows,
+               columns={"w": "target_prob / logging_prob", "r": "reward"})
+
+
+# ------------------------------------------------------------------------------------------------
+# Computing
+# ------------------------------------------------------------------------------------------------
+def _num(x):
+    """A float for JSON: None for NaN and infinities."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method="auto"):
+    """EL and the baselines on a sample, as ``elcvx evaluate`` reports them.
+
+    Returns
+    -------
+    results : list of dict
+        ``{"method", "estimate", "low", "high"}`` for each of :data:`METHODS`; None where a
+        method has no such number (IPS and SNIPS have no interval, Gaussian and Binomial no
+        estimate of their own).
+    notes : list of str
+        Degenerate cases the numbers depend on.
+    """
+    from . import baselines, cressie_read
+    from .estimate import estimate
+    from .interval import interval
+
+    level = iv.confidence_level(confidence_level)
+    est = estimate(sample, method=method)
+    ci = interval(sample, confidence_level=level, calibration=calibration, method=method)
+    ips = baselines.ips(sample)
+    snips = baselines.snips(sample)
+    cr_est = cressie_read.estimate(sample)
+    cr_ci = cressie_read.interval(sample, confidence_level=level, calibration=calibration)
+    gauss = baselines.gaussian_interval(sample, confidence_level=level)
+    binom = baselines.clopper_pearson_interval(sample, confidence_level=level)
+    results = [
+        {"method": "el", "estimate": est.value, "low": ci.low, "high": ci.high},
+        {"method": "ips", "estimate": ips.value, "low": None, "high": None},
+        {"method": "snips", "estimate": snips.value, "low": None, "high": None},
+        {"method": "cr", "estimate": cr_est.value, "low": cr_ci.low, "high": cr_ci.high},
+        {"method": "gaussian", "estimate": None, "low": gauss.low, "high": gauss.high},
+        {"method": "binomial", "estimate": None, "low": binom.low, "high": binom.high},
+    ]
+    for r in results:
+        for k in ("estimate", "low", "high"):
+            r[k] = _num(r[k])
+    notes = []
+    lo, hi = est.value_range
+    if hi > lo:
+        notes.append(f"EL: the estimate depends on the reward of an unobserved extreme weight: "
+                     f"{lo:.4g} to {hi:.4g}; shown at its midpoint")
+    for name, res in (("SNIPS", snips), ("Gaussian", gauss), ("Binomial", binom)):
+        if getattr(res, "note", ""):
+            notes.append(f"{name}: {res.note}")
+    if cr_ci.status != "optimal":
+        notes.append(f"CR(-2): {cr_ci.status}")
+    return results, notes, ci
+
+
+def _report(log, args):
+    """The evaluate report as a dict (the JSON form) plus what the table shows besides."""
+    s = log.sample
+    results, notes, ci = evaluate_sample(s, confidence_level=args.confidence_level,
+                                         calibration=args.calibration, method=args.method)
+    if math.isinf(s.wmax):
+        notes.append("wmax = inf (give --wmax or --pmin for tighter intervals)")
+    n = int(s.n) if float(s.n).is_integer() else s.n
+    return {
+        "n": n,
+        "wmin": s.wmin,
+        "wmax": _num(s.wmax),
+        "confidence_level": float(args.confidence_level),
+        "results": results,
+        "calibration": args.calibration,
+        "quantile": _num(ci.quantile),
+        "rmin": s.rmin,
+        "rmax": s.rmax,
+        "w_observed": [float(s.w.min()), float(s.w.max())],
+        "log": log.path,
+        "format": log.format,
+        "rows": log.n_rows,
+        "skipped": log.skipped,
+        "columns": dict(log.columns),
+        "notes": list(log.notes) + notes,
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Rendering
+# ------------------------------------------------------------------------------------------------
+def _g(x):
+    return "inf" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:g}"
+
+
+def _rows(rep):
+    if rep["format"] == "dsjson":
+        skipped = f", {rep['skipped']} skipped" if rep["skipped"] else ""
+        return f"dsjson, {rep['rows']} events{skipped}"
+    return f"{rep['format']}, {rep['rows']} rows"
+
+
+def _header(rep):
+    lines = [f"elcvx {__version__}: {os.path.basename(rep['log'])} ({_rows(rep)})"]
+    cols = rep["columns"]
+    desc = f"w = {cols['w']}, r = {cols['r']}"
+    if "counts" in cols:
+        desc += f", counts = {cols['counts']}"
+    lines.append(desc)
+    lo, hi = rep["w_observed"]
+    lines.append(f"N = {rep['n']:g}, weights in [{_g(rep['wmin'])}, {_g(rep['wmax'])}] "
+                 f"(observed {lo:g} to {hi:g}), rewards in [{rep['rmin']:g}, {rep['rmax']:g}]")
+    return lines
+
+
+def _table(rep):
+    level = f"{100 * rep['confidence_level']:g}%"
+    lines = _header(rep)
+    lines.append(f"{'method':<10}{'estimate':>10}   {level} interval")
+    for r in rep["results"]:
+        est = "-" if r["estimate"] is None else f"{r['estimate']:.4f}"
+        row = f"{_LABELS[r['method']]:<10}{est:>10}"
+        if r["low"] is not None:
+            row += f"   [{r['low']:.4f}, {r['high']:.4f}]"
+        lines.append(row)
+    q = rep["quantile"]
+    q = "inf" if q is None else f"{q:.4g}"
+    lines.append(f"EL and CR(-2) intervals: {rep['calibration']} calibration (q = {q})")
+    lines.extend(f"note: {n}" for n in rep["notes"])
+    return "\n".join(lines) + "\n"
+
+
+def _csv(header, rows):
+    import csv
+
+    buf = _stdio.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row])
+    return buf.getvalue()
+
+
+def _render(rep, fmt):
+    if fmt == "json":
+        return json.dumps(rep, indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
+        return _csv(["method", "estimate", "low", "high", "n", "wmin", "wmax", "confidence_level"],
+                    [[r["method"], r["estimate"], r["low"], r["high"], rep["n"], rep["wmin"],
+                      rep["wmax"] if rep["wmax"] is not None else float("inf"),
+                      rep["confidence_level"]] for r in rep["results"]])
+    return _table(rep)
+
+
+# ------------------------------------------------------------------------------------------------
+# Commands
+# ------------------------------------------------------------------------------------------------
+def _cmd_evaluate(args):
+    return _render(_report(_load(args), args), args.format)
+
+
+def _cmd_demo(args):
+    return _render(_report(_demo_log(), args), args.format)
+
+
+def _grid(low, high, est, rmin, rmax, k):
+    import numpy as np
+
+    width = high - low
+    if not width > 0:
+        a, b = rmin, rmax
+    else:
+        a, b = max(rmin, low - 0.6 * width), min(rmax, high + 0.6 * width)
+    v = np.linspace(a, b, max(int(k), 2))
+    return np.unique(np.concatenate([v, [low, high, est]]))
+
+
+def _cmd_profile(args):
+    from .estimate import estimate
+    from .interval import interval, profile
+
+    if args.points < 2:
+        raise _UsageError(f"--points {args.points}: at least 2 points are needed")
+    plot = None
+    if args.plot is not None:
+        plot = os.path.abspath(args.plot)
+        ext = os.path.splitext(plot)[1].lower()
+        if ext not in _PLOT_FORMATS:
+            raise _UsageError(f"--plot {args.plot}: the file name must end in "
+                              f"{', '.join(_PLOT_FORMATS)}")
+        if not os.path.isdir(os.path.dirname(plot)):
+            raise _UsageError(f"--plot {args.plot}: directory {os.path.dirname(plot)} does not exist")
+        _matplotlib()  # fail before the work if the plot extra is missing
+    log = _load(args)
+    s = log.sample
+    level = iv.confidence_level(args.confidence_level)
+    est = estimate(s, method=args.method)
+    ci = interval(s, confidence_level=level, calibration=args.calibration, method=args.method)
+    v = _grid(ci.low, ci.high, est.value, s.rmin, s.rmax, args.points)
+    prof = profile(s, v, calibration=args.calibration, method=args.method)
+    if plot is not None:
+        fine = _grid(ci.low, ci.high, est.value, s.rmin, s.rmax, max(400, args.points))
+        fine_prof = profile(s, fine, calibration=args.calibration, method=args.method)
+        _draw(plot, log, est, ci, fine, fine_prof.statistic, level)
+    n = int(s.n) if float(s.n).is_integer() else s.n
+    rep = {
+        "n": n, "wmin": s.wmin, "wmax": _num(s.wmax), "confidence_level": level,
+        "calibration": args.calibration, "quantile": _num(ci.quantile),
+        "estimate": est.value, "low": ci.low, "high": ci.high,
+        "profile": [{"v": float(a), "statistic": _num(b), "pvalue": _num(c)}
+                    for a, b, c in zip(prof.v, prof.statistic, prof.pvalue)],
+        "log": log.path, "plot": plot, "notes": list(log.notes),
+    }
+    if args.format == "json":
+        return json.dumps(rep, indent=2, allow_nan=False) + "\n"
+    if args.format == "csv":
+        return _csv(["v", "statistic", "pvalue", "in_interval"],
+                    [[p["v"], p["statistic"] if p["statistic"] is not None else float("inf"),
+                      p["pvalue"], bool(ci.low <= p["v"] <= ci.high)] for p in rep["profile"]])
+    q = "inf" if rep["quantile"] is None else f"{rep['quantile']:.4g}"
+    lines = [f"elcvx {__version__}: {os.path.basename(log.path)} "
+             f"({_rows({'format': log.format, 'rows': log.n_rows, 'skipped': log.skipped})}), "
+             f"N = {n:g}",
+             f"EL estimate {est.value:.4f}, {100 * level:g}% interval [{ci.low:.4f}, {ci.high:.4f}] "
+             f"= {{v : statistic <= {q}}} ({args.calibration})",
+             f"{'v':>10}  {'statistic':>10}  {'p-value':>8}"]
+    for p in rep["profile"]:
+        stat = "inf" if p["statistic"] is None else f"{p['statistic']:.4f}"
+        mark = "  *" if ci.low <= p["v"] <= ci.high else ""
+        lines.append(f"{p['v']:>10.4f}  {stat:>10}  {p['pvalue']:>8.4f}{mark}")
+    lines.append("* inside the interval")
+    if plot is not None:
+        lines.append(f"plot: {plot}")
+    lines.extend(f"note: {x}" for x in rep["notes"])
+    return "\n".join(lines) + "\n"
+
+
+def _matplotlib():
+    from .io import _require
+
+    mpl = _require("matplotlib", "plot", "elcvx profile --plot")
+    mpl.use("Agg", force=True)
+    return mpl
+
+
+def _draw(path, log, est, ci, v, statistic, level):
+    """Draw the profile curve to a temporary file beside ``path``, then rename it into place."""
+    import numpy as np
+
+    _matplotlib()
+    from matplotlib.figure import Figure
+
+    q = ci.quantile
+    stat = np.where(np.isfinite(statistic), statistic, np.nan)
+    fig = Figure(figsize=(7, 4.5), dpi=120, layout="constrained")
+    ax = fig.add_subplot()
+    ax.axvspan(ci.low, ci.high, color="tab:blue", alpha=0.12,
+               label=f"{100 * level:g}% interval [{ci.low:.4f}, {ci.high:.4f}]")
+    ax.plot(v, stat, color="tab:blue", lw=2, label=r"$2\,(L_{\mathrm{mle}} - L(v))$")
+    if math.isfinite(q):
+        ax.axhline(q, color="tab:red", ls="--", lw=1.2,
+                   label=f"threshold q = {q:.3f} ({ci.calibration})")
+    for x in (ci.low, ci.high):
+        ax.axvline(x, color="tab:blue", ls=":", lw=1)
+    ax.plot([est.value], [0.0], marker="o", ms=8, color="black", ls="none", clip_on=False,
+            zorder=5, label=f"EL estimate {est.value:.4f}")
+    top = np.nanmax(stat) if np.isfinite(np.nanmax(stat)) else q
+    ax.set_ylim(0, min(max(2.5 * q, 1.0), max(top, q) * 1.1) if math.isfinite(q) else None)
+    ax.set_xlim(v.min(), v.max())
+    ax.set_xlabel("value v of the target policy")
+    ax.set_ylabel("profile likelihood-ratio statistic")
+    ax.set_title(f"Profile likelihood ratio, {os.path.basename(log.path)} (N = {log.sample.n:g})")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper center", fontsize=9, framealpha=0.9)
+    directory, name = os.path.split(path)
+    ext = os.path.splitext(name)[1].lower()
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=ext, dir=directory)
     try:
-        return args.func(args)
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format=ext[1:])
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; give it a new file's mode
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ------------------------------------------------------------------------------------------------
+# Entry point
+# ------------------------------------------------------------------------------------------------
+def _fail(message, status):
+    print(f"elcvx: error: {' '.join(str(message).split())}", file=sys.stderr)
+    return status
+
+
+def main(argv=None):
+    """Run the ``elcvx`` command with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        return _fail(exc, 2)
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    try:
+        text = args.func(args)
+    except _UsageError as exc:
+        return _fail(exc, 2)
+    except SolverError as exc:
+        return _fail(exc, 1)
     except ElcvxError as exc:
-        print(f"elcvx: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(exc, 2)
+    except KeyboardInterrupt:
+        print("elcvx: interrupted", file=sys.stderr)
+        return 130
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): not an error of ours; silence the flush at exit.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
