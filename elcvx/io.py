@@ -749,8 +749,12 @@ def _sample_from_frame(df, source, *, prefix="", weight, target_prob, logging_pr
     rmin, rmax = _reward_range(rmin, rmax, cmin, cmax)
     located = _locator(df.index)
     where = (lambda i: f"{prefix}{located(i)}") if prefix else located
-    r_col = reward if reward is not None else cost
-    r = _column(df, r_col, where)
+    if weight is not None:
+        w = _column(df, weight, where)
+    else:
+        t = _column(df, target_prob, where)
+        h = _column(df, logging_prob, where)
+    r = _column(df, reward if reward is not None else cost, where)
     if cost is not None:
         r = 0.0 - r
     counts = _column(df, count, where) if count is not None else None
@@ -759,14 +763,12 @@ def _sample_from_frame(df, source, *, prefix="", weight, target_prob, logging_pr
               "counts": f"count (column {count!r})"}
     cost_range = (0.0 - rmax, 0.0 - rmin) if cost is not None else None
     if weight is not None:
-        w = _column(df, weight, where)
         fields["w"] = f"weight (column {weight!r})"
         sample = _build_sample(w=w, reward=r, counts=counts, wmin=wmin, wmax=wmax, pmin=pmin,
-                               rmin=rmin, rmax=rmax, where=where, fields=fields, cost_range=cost_range)
+                               rmin=rmin, rmax=rmax, where=where, fields=fields,
+                               cost_range=cost_range)
         described = {"w": weight}
     else:
-        t = _column(df, target_prob, where)
-        h = _column(df, logging_prob, where)
         fields.update({"w": f"weight ({target_prob} / {logging_prob})",
                        "target_prob": f"target probability (column {target_prob!r})",
                        "logging_prob": f"logging probability (column {logging_prob!r})"})

@@ -156,6 +156,18 @@ class Sample:
             w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
         return cls(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
 
+    @classmethod
+    def from_dataframe(cls, df, **options) -> Sample:
+        """Build a sample from the columns of a pandas DataFrame.
+
+        ``weight=`` or ``target_prob=`` and ``logging_prob=``, ``reward=`` or ``cost=``,
+        ``count=`` name the columns; the bounds are as in :meth:`from_probs` (plus ``cmin``,
+        ``cmax`` for costs). See :func:`elcvx.io.sample_from_dataframe` (needs pandas).
+        """
+        from .io import sample_from_dataframe
+
+        return sample_from_dataframe(df, **options)
+
     # -- compression -----------------------------------------------------------------------------
     def compress(self) -> Sample:
         """The equivalent sample of unique ``(w, r)`` rows, with summed counts.

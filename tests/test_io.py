@@ -1,0 +1,359 @@
+"""elcvx.io: every format reads to the same Sample; errors name the line; dsjson; the obp adapter."""
+
+import gzip
+import io as stdio
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+import elcvx
+from elcvx import Sample
+from elcvx import io as eio
+from elcvx.adapters import EmpiricalLikelihood
+from elcvx.errors import InvalidInputError
+from elcvx.testing import assert_agree
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+
+PMIN = 0.1  # epsilon-greedy over 3 actions with epsilon = 0.3: every action has probability >= 0.1
+
+
+def make_frame(n=60, seed=0):
+    """A small log: 3 actions, epsilon-greedy logging (0.8 / 0.1), a deterministic target."""
+    rng = np.random.default_rng(seed)
+    greedy = rng.integers(0, 3, n)
+    explore = rng.random(n) < 0.3
+    action = np.where(explore, rng.integers(0, 3, n), greedy)
+    logging = np.where(action == greedy, 0.8, 0.1)
+    target = (action == (greedy + 1) % 3).astype(float)
+    reward = (rng.random(n) < 0.3 + 0.4 * target).astype(float)
+    return pd.DataFrame({
+        "x": rng.normal(size=n).round(3), "action": action, "p_log": logging, "p_target": target,
+        "click": reward, "w": target / logging, "loss": -reward, "n": rng.integers(1, 4, n),
+    })
+
+
+def write(df, path):
+    """Write ``df`` to ``path`` in the format its name says (gzip if it ends in .gz)."""
+    name = str(path)
+    base = name[:-3] if name.endswith(".gz") else name
+    if base.endswith(".parquet"):
+        buf = stdio.BytesIO()
+        df.to_parquet(buf, index=False)
+        data = buf.getvalue()
+    elif base.endswith((".jsonl", ".json")):
+        data = "".join(json.dumps(r) + "\n" for r in df.to_dict("records")).encode()
+    else:
+        data = df.to_csv(index=False, sep="\t" if base.endswith(".tsv") else ",").encode()
+    if name.endswith(".gz"):
+        data = gzip.compress(data)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+@pytest.fixture(scope="module")
+def frame():
+    return make_frame()
+
+
+def expected(df, **kw):
+    return Sample.from_probs(df["p_target"].to_numpy(), df["p_log"].to_numpy(),
+                             df["click"].to_numpy(), pmin=PMIN, **kw)
+
+
+FILES = ["log.csv", "log.csv.gz", "log.tsv", "log.parquet", "log.parquet.gz", "log.jsonl",
+         "log.jsonl.gz", "log.json"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_format_reads_the_same_sample(tmp_path, frame, name):
+    path = write(frame, tmp_path / name)
+    log = eio.read_log(path, target_prob="p_target", logging_prob="p_log", reward="click",
+                       pmin=PMIN)
+    ref = expected(frame)
+    assert log.format == name.split(".")[1].replace("json", "jsonl").replace("jsonll", "jsonl")
+    assert log.n_rows == len(frame) and log.skipped == 0
+    np.testing.assert_array_equal(log.sample.w, ref.w)
+    np.testing.assert_array_equal(log.sample.r, ref.r)
+    assert log.sample.wmax == 1 / PMIN and log.sample.counts is None
+    assert log.columns == {"w": "p_target / p_log", "r": "click"}
+
+
+def test_weight_cost_and_count_columns(tmp_path, frame):
+    path = write(frame, tmp_path / "log.csv")
+    by_probs = eio.read_log(path, target_prob="p_target", logging_prob="p_log", reward="click",
+                            count="n", wmax=10)
+    by_weight = eio.read_log(path, weight="w", cost="loss", cmin=-1, cmax=0, count="n", wmax=10)
+    for s in (by_probs.sample, by_weight.sample):
+        assert_agree(s.w, frame["w"], what="w")
+        np.testing.assert_array_equal(s.r, frame["click"])
+        np.testing.assert_array_equal(s.counts, frame["n"])
+        assert (s.rmin, s.rmax, s.wmax) == (0.0, 1.0, 10.0)
+    assert by_weight.columns == {"w": "w", "r": "-loss", "counts": "n"}
+    # A cost range [cmin, cmax] is the reward range [-cmax, -cmin].
+    s = eio.read_log(path, weight="w", cost="loss", cmin=-3, cmax=2, wmax=10).sample
+    assert (s.rmin, s.rmax) == (-2.0, 3.0)
+    # Same answers as the API on the same numbers.
+    assert elcvx.estimate(by_probs.sample).value == elcvx.estimate(by_weight.sample).value
+
+
+def test_default_columns_and_from_dataframe(frame):
+    df = frame.rename(columns={"p_target": "target_prob", "p_log": "logging_prob", "click": "reward"})
+    s = Sample.from_dataframe(df, pmin=PMIN)
+    ref = expected(frame)
+    np.testing.assert_array_equal(s.w, ref.w)
+    np.testing.assert_array_equal(s.r, ref.r)
+    s2 = Sample.from_dataframe(frame[["w", "loss"]].rename(columns={"loss": "cost"}),
+                               cmin=-1, cmax=0, wmax=10)
+    np.testing.assert_array_equal(s2.r, frame["click"])
+    with pytest.raises(InvalidInputError, match="no importance weights"):
+        Sample.from_dataframe(frame[["click"]])
+    with pytest.raises(InvalidInputError, match="no rewards"):
+        Sample.from_dataframe(frame[["w"]], wmax=10)
+
+
+def test_dataframe_errors_name_the_row(frame):
+    df = frame.copy()
+    df.index = [f"r{i}" for i in range(len(df))]
+    first = int(np.flatnonzero(frame["w"] > 5)[0])
+    with pytest.raises(InvalidInputError, match=rf"row 'r{first}': weight \(column 'w'\) = 10\.0 is outside"):
+        Sample.from_dataframe(df, weight="w", reward="click", wmax=5)
+    df["click"] = df["click"].astype(object)
+    df.loc["r3", "click"] = "yes"
+    with pytest.raises(InvalidInputError, match="row 'r3': column 'click' is 'yes', not a number"):
+        Sample.from_dataframe(df, weight="w", reward="click", wmax=10)
+    with pytest.raises(InvalidInputError, match="has no column 'clicks'.*'click'"):
+        Sample.from_dataframe(df, weight="w", reward="clicks", wmax=10)
+    with pytest.raises(InvalidInputError, match="not both"):
+        Sample.from_dataframe(df, weight="w", target_prob="p_target", logging_prob="p_log")
+    with pytest.raises(InvalidInputError, match="without logging_prob"):
+        Sample.from_dataframe(df, target_prob="p_target", reward="click")
+    with pytest.raises(InvalidInputError, match="reward range .* or the cost range"):
+        Sample.from_dataframe(frame, weight="w", cost="loss", rmin=0, cmin=0, cmax=1, wmax=10)
+
+
+def lines_file(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_csv_errors_name_the_line(tmp_path):
+    good = "w,reward\n1,0\n2,1\n"
+    cases = [
+        ("extra.csv", good + "0.5,1,3\n", "line 4 is malformed: 3 fields where the header has 2"),
+        ("short.csv", good + "0.5\n", "line 4 is malformed: 1 field where the header has 2"),
+        ("text.csv", good + "0.5,maybe\n", "line 4: column 'reward' is 'maybe', not a number"),
+        ("empty_field.csv", good + "0.5,\n2,1\n", "line 4: column 'reward' has no value"),
+        ("blank_mid.csv", "w,reward\n1,0\n\n2,1\n", "line 3: column 'w' has no value"),
+        ("range.csv", good + "7,1\n", r"line 4: weight \(column 'w'\) = 7\.0 is outside \[0\.0, 5\.0\]"),
+        ("reward.csv", good + "1,2\n", r"line 4: reward \(column 'reward'\) = 2\.0 is outside"),
+        ("header_only.csv", "w,reward\n", "has no data rows"),
+        ("nothing.csv", "", "is empty"),
+    ]
+    for name, text, message in cases:
+        with pytest.raises(InvalidInputError, match=message):
+            eio.read_log(lines_file(tmp_path, name, text), wmax=5)
+    # Trailing blank lines are not rows; gzip is detected from the bytes, not the name.
+    s = eio.read_log(lines_file(tmp_path, "trailing.csv", good + "\n\n"), wmax=5).sample
+    assert s.w.tolist() == [1.0, 2.0]
+    (tmp_path / "zipped.csv").write_bytes(gzip.compress(good.encode()))
+    assert eio.read_log(tmp_path / "zipped.csv", wmax=5).sample.r.tolist() == [0.0, 1.0]
+    with pytest.raises(InvalidInputError, match="cannot read .*missing.csv: no such file"):
+        eio.read_log(tmp_path / "missing.csv")
+
+
+def test_jsonl_errors_name_the_line(tmp_path):
+    cases = [
+        ("bad.jsonl", '{"w": 1, "reward": 0}\n\n{"w": 2, "reward": 1\n', "line 3 is not valid JSON"),
+        ("list.jsonl", '{"w": 1, "reward": 0}\n[1, 2]\n', "line 2 is not a JSON object"),
+        ("key.jsonl", '{"w": 1, "reward": 0}\n{"w": 2}\n', "line 2 has no key 'reward'"),
+        ("null.jsonl", '{"w": 1, "reward": 0}\n{"w": 2, "reward": null}\n', "line 2: column 'reward' has no value"),
+        ("text.jsonl", '{"w": 1, "reward": "x"}\n', "line 1: column 'reward' is 'x', not a number"),
+    ]
+    for name, text, message in cases:
+        with pytest.raises(InvalidInputError, match=message):
+            eio.read_log(lines_file(tmp_path, name, text), weight="w", reward="reward", wmax=5)
+
+
+def test_detect_format(tmp_path, frame):
+    write(frame, tmp_path / "a.parquet")
+    shutil.copy(tmp_path / "a.parquet", tmp_path / "noext")
+    assert eio.detect_format(tmp_path / "noext") == "parquet"
+    ds = lines_file(tmp_path, "log.json", json.dumps({"_label_cost": 0, "_label_probability": 0.5}) + "\n")
+    assert eio.detect_format(ds) == "dsjson"
+    assert eio.detect_format(lines_file(tmp_path, "t.txt", "w,reward\n1,1\n")) == "csv"
+    with pytest.raises(InvalidInputError, match="dsjson"):
+        eio.read_log(ds)
+    with pytest.raises(InvalidInputError, match="cannot read .*x.parquet as Parquet"):
+        eio.read_log(lines_file(tmp_path, "x.parquet", "garbage"), wmax=5)
+
+
+def test_missing_pandas_names_the_extra(tmp_path, monkeypatch):
+    path = lines_file(tmp_path, "a.csv", "w,reward\n1,1\n")
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(eio.MissingDependencyError, match=r"pip install 'elcvx\[io\]'"):
+        eio.read_log(path, wmax=5)
+
+
+def test_progress_bar(tmp_path, capsys, frame):
+    path = write(frame, tmp_path / "log.csv.gz")
+    eio.read_log(path, weight="w", reward="click", wmax=10, progress=True)
+    err = capsys.readouterr().err
+    assert "elcvx: reading log.csv.gz [" in err and "%" in err and err.endswith("\r\x1b[K")
+    eio.read_log(path, weight="w", reward="click", wmax=10)  # not a terminal: no bar
+    assert capsys.readouterr().err == ""
+
+
+# ------------------------------------------------------------------------------------------------
+# dsjson
+# ------------------------------------------------------------------------------------------------
+def dsjson_events():
+    """Seven CB events: one skipped, one with pdrop, one without _label_probability."""
+    def ev(i, cost, action, probs, **extra):
+        order = [action] + [a for a in (1, 2, 3) if a != action]
+        rec = {"_label_cost": cost, "_label_probability": probs[0], "_label_Action": action,
+               "_labelIndex": action - 1, "a": order, "p": probs, "EventId": f"ev{i}",
+               "Timestamp": "2020-01-01T00:00:00.000Z", "Version": "1",
+               "c": {"User": {"f": i}, "_multi": [{"a": 1}, {"a": 2}, {"a": 3}]}}
+        rec.update(extra)
+        return rec
+    events = [
+        ev(0, -1.0, 1, [0.8, 0.1, 0.1]),
+        ev(1, 0.0, 2, [0.1, 0.8, 0.1]),
+        ev(2, -1.0, 3, [0.8, 0.1, 0.1], _skipLearn=True),
+        ev(3, -0.5, 2, [0.8, 0.1, 0.1], pdrop=0.5),
+        ev(4, 0.0, 1, [0.1, 0.8, 0.1]),
+        ev(5, -1.0, 3, [0.8, 0.1, 0.1]),
+        ev(6, -1.0, 1, [0.8, 0.1, 0.1]),
+    ]
+    del events[4]["_label_probability"]  # read from p at the logged action's place in a
+    return events
+
+
+TARGET = [1.0, 0.0, 0.0, 0.5, 1.0, 0.0, 1.0]  # one per event line (the skipped one included)
+
+
+def write_dsjson(path, events, blank_after=1):
+    text = "".join(json.dumps(e) + "\n" + ("\n" if i == blank_after else "") for i, e in enumerate(events))
+    path.write_text(text)
+    return path
+
+
+def test_dsjson_mapping_and_target_sources(tmp_path):
+    path = write_dsjson(tmp_path / "log.dsjson", dsjson_events())
+    kept = [0, 1, 3, 4, 5, 6]
+    logging = np.array([0.8, 0.8, 0.8, 0.1, 0.8, 0.8])  # ev4: p[a.index(1)] with a = [1, 2, 3]
+    cost = np.array([-1.0, 0.0, -0.5, 0.0, -1.0, -1.0])
+    target = np.array(TARGET)[kept]
+    log = eio.read_dsjson(path, target_prob=TARGET, pdrop="ignore", pmin=PMIN)
+    assert (log.format, log.n_rows, log.skipped) == ("dsjson", 7, 1)
+    assert any("skipped 1 of 7 events" in n for n in log.notes)
+    assert_agree(log.sample.w, target / logging, what="w")
+    np.testing.assert_array_equal(log.sample.r, -cost)
+    assert (log.sample.rmin, log.sample.rmax, log.sample.wmax) == (0.0, 1.0, 10.0)
+    # The same target probabilities: per kept event, from a callable, from files.
+    per_kept = eio.read_dsjson(path, target_prob=target, pdrop="ignore", pmin=PMIN)
+    called = eio.read_dsjson(path, target_prob=lambda rec: TARGET[int(rec["EventId"][2:])],
+                             pdrop="ignore", pmin=PMIN)
+    pd.DataFrame({"pi": TARGET}).to_csv(tmp_path / "by_line.csv", index=False)
+    by_line = eio.read_dsjson(path, target_prob=tmp_path / "by_line.csv", target_prob_column="pi",
+                              pdrop="ignore", pmin=PMIN)
+    ids = pd.DataFrame({"EventId": [f"ev{i}" for i in range(7)], "target_prob": TARGET})
+    write(ids.iloc[::-1], tmp_path / "by_id.jsonl")  # reversed: only the EventId join is right
+    by_id = eio.read_dsjson(path, target_prob=str(tmp_path / "by_id.jsonl"), pdrop="ignore", pmin=PMIN)
+    for other in (per_kept, called, by_line, by_id):
+        np.testing.assert_array_equal(other.sample.w, log.sample.w)
+
+
+def test_dsjson_pdrop_counts(tmp_path):
+    path = write_dsjson(tmp_path / "log.dsjson", dsjson_events())
+    v = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 1.0])  # 1/(1 - pdrop) for the kept events
+    inverse = eio.read_dsjson(path, target_prob=TARGET, pdrop="inverse", pmin=PMIN).sample
+    np.testing.assert_array_equal(inverse.counts, v)
+    ess = eio.read_dsjson(path, target_prob=TARGET, pmin=PMIN).sample  # the default
+    assert_agree(ess.counts, v * v.sum() / (v @ v), what="ess counts")
+    assert_agree(ess.n, v.sum() ** 2 / (v @ v), what="Kish's effective sample size")
+    assert ess.n < ess.n_rows  # never more examples than events kept
+    # Same point estimate (counts proportional); the ess interval is the wider.
+    assert_agree(elcvx.estimate(ess).value, elcvx.estimate(inverse).value, what="estimate")
+    lo_e, hi_e = elcvx.interval(ess)
+    lo_i, hi_i = elcvx.interval(inverse)
+    assert lo_e <= lo_i + 1e-9 and hi_e >= hi_i - 1e-9
+    # A constant pdrop thins uniformly: counts of 1.
+    events = [dict(e, pdrop=0.3) for e in dsjson_events()]
+    constant = eio.read_dsjson(write_dsjson(tmp_path / "c.dsjson", events), target_prob=TARGET, pmin=PMIN)
+    assert constant.sample.counts is None and constant.sample.n == 6
+
+
+def test_dsjson_errors(tmp_path):
+    events = dsjson_events()
+
+    def fails(evs, message, target=TARGET, **kw):
+        path = write_dsjson(tmp_path / "e.dsjson", evs, blank_after=None)
+        with pytest.raises(InvalidInputError, match=message):
+            eio.read_dsjson(path, target_prob=target, **kw)
+
+    no_cost = [dict(e) for e in events]
+    del no_cost[3]["_label_cost"]
+    fails(no_cost, "line 4 has no '_label_cost'")
+    fails([dict(e, pdrop=1.0) if i == 5 else e for i, e in enumerate(events)], r"line 6: pdrop=1\.0 must lie in \[0, 1\)")
+    fails([dict(e, _label_cost="high") if i == 1 else e for i, e in enumerate(events)], "line 2: _label_cost is 'high', not a number")
+    fails([dict(e, _outcomes=[]) if i == 0 else e for i, e in enumerate(events)], "line 1 is a conditional-bandit")
+    fails(events, "target_prob has 5 values but the log has 7 events .6 after skipping", target=TARGET[:5])
+    fails([dict(e, _label_cost=-2.0) if i == 5 else e for i, e in enumerate(events)],
+          r"line 6: _label_cost = -2\.0 is outside the cost range \[-1\.0, 0\.0\]", pmin=PMIN)
+    fails(events, r"line 1: weight \(target_prob / _label_probability\) = 1\.25 is outside \[0\.0, 1\.2\]", wmax=1.2)
+    path = tmp_path / "broken.dsjson"
+    path.write_text(json.dumps(events[0]) + "\n" + json.dumps(events[1])[:-5] + "\n")
+    with pytest.raises(InvalidInputError, match="line 2 is not valid JSON"):
+        eio.read_dsjson(path, target_prob=TARGET)
+    ids = pd.DataFrame({"EventId": [f"ev{i}" for i in range(6)], "target_prob": TARGET[:6]})
+    ids.to_csv(tmp_path / "ids.csv", index=False)
+    fails(events, "line 7: EventId 'ev6' is not in", target=str(tmp_path / "ids.csv"))
+    fails(events, "target_prob.record. raised KeyError", target=lambda rec: rec["nope"])
+
+
+# ------------------------------------------------------------------------------------------------
+# The Open Bandit Pipeline adapter
+# ------------------------------------------------------------------------------------------------
+def obp_inputs(frame, len_list=1):
+    n = len(frame)
+    target_action = np.where(frame["p_target"] == 1, frame["action"], (frame["action"] + 1) % 3)
+    dist = np.zeros((n, 3, len_list))
+    dist[np.arange(n), target_action, 0] = 1.0
+    if len_list > 1:
+        dist[:, :, 1] = 1 / 3
+    return dict(reward=frame["click"].to_numpy(), action=frame["action"].to_numpy(),
+                action_dist=dist, pscore=frame["p_log"].to_numpy())
+
+
+def test_obp_adapter_matches_the_api(frame):
+    inputs = obp_inputs(frame)
+    ref = expected(frame)
+    el = EmpiricalLikelihood(pmin=PMIN, calibration="f")
+    assert el.estimator_name == "el"
+    assert el.estimate_policy_value(**inputs) == elcvx.estimate(ref).value
+    ci = el.estimate_interval(**inputs, alpha=0.05, n_bootstrap_samples=10, random_state=0)
+    low, high = elcvx.interval(ref, confidence_level=0.95, calibration="f")
+    assert ci == {"mean": elcvx.estimate(ref).value, "95.0% CI (lower)": low, "95.0% CI (upper)": high}
+    assert list(el.estimate_interval(**inputs, alpha=0.1)) == ["mean", "90.0% CI (lower)", "90.0% CI (upper)"]
+    # obp's position argument and estimated pscore.
+    two = obp_inputs(frame, len_list=2)
+    assert el.estimate_policy_value(**two, position=np.zeros(len(frame), dtype=int)) == \
+        elcvx.estimate(ref).value
+    est = EmpiricalLikelihood(pmin=PMIN, use_estimated_pscore=True)
+    moved = dict(inputs, estimated_pscore=inputs.pop("pscore"))
+    assert est.estimate_policy_value(**moved) == elcvx.estimate(ref).value
+    with pytest.raises(InvalidInputError, match="position is needed"):
+        el.estimate_policy_value(**two)
+    with pytest.raises(InvalidInputError, match="pscore is needed"):
+        el.estimate_policy_value(**dict(inputs, pscore=None))
+    with pytest.raises(InvalidInputError, match="calibration"):
+        EmpiricalLikelihood(calibration="z")
