@@ -38,6 +38,10 @@ class _UsageError(Exception):
     """A command-line usage error (reported in one line, exit status 2)."""
 
 
+class _CannotWrite(Exception):
+    """An output file could not be written (one line, exit status 1)."""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (``elcvx: error: ...``), not usage + message."""
 
@@ -463,8 +467,12 @@ def _draw(path, log, est, ci, v, statistic, level):
         ax.axvline(x, color="tab:blue", ls=":", lw=1)
     ax.plot([est.value], [0.0], marker="o", ms=8, color="black", ls="none", clip_on=False,
             zorder=5, label=f"EL estimate {est.value:.4f}")
-    top = np.nanmax(stat) if np.isfinite(np.nanmax(stat)) else q
-    ax.set_ylim(0, min(max(2.5 * q, 1.0), max(top, q) * 1.1) if math.isfinite(q) else None)
+    finite = stat[np.isfinite(stat)]
+    top = float(finite.max()) if finite.size else 1.0
+    if math.isfinite(q):
+        ax.set_ylim(0, min(max(2.5 * q, 1.0), max(top, q) * 1.1))
+    else:
+        ax.set_ylim(0, max(top * 1.1, 1.0))
     ax.set_xlim(v.min(), v.max())
     ax.set_xlabel("value v of the target policy")
     ax.set_ylabel("profile likelihood-ratio statistic")
@@ -473,7 +481,10 @@ def _draw(path, log, est, ci, v, statistic, level):
     ax.legend(loc="upper center", fontsize=9, framealpha=0.9)
     directory, name = os.path.split(path)
     ext = os.path.splitext(name)[1].lower()
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=ext, dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=ext, dir=directory)
+    except OSError as exc:
+        raise _CannotWrite(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             fig.savefig(f, format=ext[1:])
@@ -481,11 +492,13 @@ def _draw(path, log, est, ci, v, statistic, level):
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; give it a new file's mode
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise _CannotWrite(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
 
 
@@ -510,7 +523,7 @@ def main(argv=None):
         text = args.func(args)
     except _UsageError as exc:
         return _fail(exc, 2)
-    except SolverError as exc:
+    except (SolverError, _CannotWrite) as exc:
         return _fail(exc, 1)
     except ElcvxError as exc:
         return _fail(exc, 2)
