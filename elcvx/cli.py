@@ -292,6 +292,11 @@ def _report(log, args):
 # ------------------------------------------------------------------------------------------------
 # Rendering
 # ------------------------------------------------------------------------------------------------
+def _n(n):
+    """N as a reader wants it: 2000000, not 2e+06; counts may make it fractional."""
+    return str(int(n)) if float(n).is_integer() else f"{n:.6g}"
+
+
 def _g(x):
     return "inf" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:g}"
 
@@ -311,7 +316,7 @@ def _header(rep):
         desc += f", counts = {cols['counts']}"
     lines.append(desc)
     lo, hi = rep["w_observed"]
-    lines.append(f"N = {rep['n']:g}, weights in [{_g(rep['wmin'])}, {_g(rep['wmax'])}] "
+    lines.append(f"N = {_n(rep['n'])}, weights in [{_g(rep['wmin'])}, {_g(rep['wmax'])}] "
                  f"(observed {lo:g} to {hi:g}), rewards in [{rep['rmin']:g}, {rep['rmax']:g}]")
     return lines
 
@@ -423,7 +428,7 @@ def _cmd_profile(args):
     q = "inf" if rep["quantile"] is None else f"{rep['quantile']:.4g}"
     lines = [f"elcvx {__version__}: {os.path.basename(log.path)} "
              f"({_rows({'format': log.format, 'rows': log.n_rows, 'skipped': log.skipped})}), "
-             f"N = {n:g}",
+             f"N = {_n(n)}",
              f"EL estimate {est.value:.4f}, {100 * level:g}% interval [{ci.low:.4f}, {ci.high:.4f}] "
              f"= {{v : statistic <= {q}}} ({args.calibration})",
              f"{'v':>10}  {'statistic':>10}  {'p-value':>8}"]
@@ -476,7 +481,7 @@ def _draw(path, log, est, ci, v, statistic, level):
     ax.set_xlim(v.min(), v.max())
     ax.set_xlabel("value v of the target policy")
     ax.set_ylabel("profile likelihood-ratio statistic")
-    ax.set_title(f"Profile likelihood ratio, {os.path.basename(log.path)} (N = {log.sample.n:g})")
+    ax.set_title(f"Profile likelihood ratio, {os.path.basename(log.path)} (N = {_n(log.sample.n)})")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper center", fontsize=9, framealpha=0.9)
     directory, name = os.path.split(path)
