@@ -192,11 +192,10 @@ def _load(args):
 
 def _demo_log():
     """The bundled example log, read as ``elcvx evaluate`` reads it (without needing pandas)."""
-    from .datasets import EXAMPLE_PMIN, example_log, example_log_path
+    from .datasets import example_log, example_log_path
     from .io import Log
 
-    sample = example_log()
-    assert sample.wmax == 1 / EXAMPLE_PMIN
+    sample = example_log()  # wmax = 1/EXAMPLE_PMIN, as `evaluate ... --pmin 0.0625`
     return Log(sample=sample, path=str(example_log_path()), format="csv", n_rows=sample.n_rows,
                columns={"w": "target_prob / logging_prob", "r": "reward"})
 
@@ -530,8 +529,10 @@ def main(argv=None):
         return _fail(exc, 2)
     except (SolverError, _CannotWrite) as exc:
         return _fail(exc, 1)
-    except ElcvxError as exc:
+    except ElcvxError as exc:  # bad input, and a missing extra (MissingDependencyError)
         return _fail(exc, 2)
+    except ImportError as exc:  # a dependency that is not there (or not there yet)
+        return _fail(f"{exc} (needed for this command)", 1)
     except KeyboardInterrupt:
         print("elcvx: interrupted", file=sys.stderr)
         return 130

@@ -356,12 +356,16 @@ def read_table(path, *, columns=None, format=None, progress=None):
     return df
 
 
+def _shown(present) -> str:
+    present = list(present)
+    text = ", ".join(map(repr, present[:20])) + (", ..." if len(present) > 20 else "")
+    return text or "none"
+
+
 def _missing_columns(path, wanted, present):
     missing = [c for c in wanted if c not in present]
     if missing:
-        shown = ", ".join(map(repr, list(present)[:20])) + (", ..." if len(present) > 20 else "")
-        raise InvalidInputError(
-            f"{path} has no column {missing[0]!r} (its columns: {shown or 'none'})")
+        raise InvalidInputError(f"{path} has no column {missing[0]!r} (its columns: {_shown(present)})")
 
 
 def _arrow_csv():
@@ -664,7 +668,7 @@ def _resolve_columns(present, weight, target_prob, logging_prob, reward, cost):
                 raise InvalidInputError(
                     "no importance weights: name the weight column, or the target and logging "
                     "probability columns (no column is called 'weight', 'w', or "
-                    "'target_prob' and 'logging_prob')")
+                    f"'target_prob' and 'logging_prob'; the columns are {_shown(present)})")
     if reward is not None and cost is not None:
         raise InvalidInputError("give the reward column or the cost column, not both")
     if reward is None and cost is None:
@@ -673,7 +677,7 @@ def _resolve_columns(present, weight, target_prob, logging_prob, reward, cost):
             cost = _pick(present, "cost")
         if reward is None and cost is None:
             raise InvalidInputError("no rewards: name the reward (or cost) column (no column is "
-                                    "called 'reward', 'r' or 'cost')")
+                                    f"called 'reward', 'r' or 'cost'; the columns are {_shown(present)})")
     return weight, target_prob, logging_prob, reward, cost
 
 

@@ -265,6 +265,17 @@ def test_help_and_version(capsys):
     assert capsys.readouterr().out.strip() == f"elcvx {elcvx.__version__}"
 
 
+def test_missing_extras_name_them(logs, capsys, monkeypatch):
+    _, paths = logs
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["profile", str(paths["log.csv"]), "--plot", "p.png"]) == 2
+    assert "pip install 'elcvx[plot]'" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    assert main(["evaluate", str(paths["log.csv"]), "--weight-col", "w", "--reward-col", "click"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("elcvx: error: ") and "pip install 'elcvx[io]'" in err
+
+
 def test_plot_write_failure_leaves_nothing(logs, tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
