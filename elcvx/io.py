@@ -122,8 +122,9 @@ class Log:
 class _Progress:
     """A one-line progress bar on stderr, redrawn at most ten times a second."""
 
-    def __init__(self, label: str, total: int, enabled: bool, stream=None):
+    def __init__(self, label: str, total: int, enabled: bool, stream=None, unit: str = "MB"):
         self.label = label
+        self.unit = unit
         self.total = max(int(total), 1)
         self.enabled = enabled
         self.stream = sys.stderr if stream is None else stream
@@ -140,9 +141,9 @@ class _Progress:
         frac = min(max(done / self.total, 0.0), 1.0)
         width = 30
         bar = "#" * int(frac * width)
-        mb = 2**20
+        scale = 2**20 if self.unit == "MB" else 1
         self.stream.write(f"\r{self.label} [{bar:<{width}}] {100 * frac:3.0f}% "
-                          f"{done / mb:.0f}/{self.total / mb:.0f} MB")
+                          f"{done / scale:.0f}/{self.total / scale:.0f} {self.unit}")
         self.stream.flush()
         self._shown = True
 
@@ -465,7 +466,7 @@ def _read_parquet(path, columns, progress):
         if columns is not None:
             _missing_columns(path, columns, names)
         bar = _Progress(f"elcvx: reading {os.path.basename(path)}", max(pf.metadata.num_rows, 1),
-                        _progress_enabled(progress, os.path.getsize(path)))
+                        _progress_enabled(progress, os.path.getsize(path)), unit="rows")
         batches, done = [], 0
         try:
             for batch in pf.iter_batches(columns=columns, batch_size=1 << 18):

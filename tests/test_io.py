@@ -3,7 +3,6 @@
 import gzip
 import io as stdio
 import json
-import os
 import shutil
 import sys
 
