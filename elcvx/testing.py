@@ -22,12 +22,14 @@ def assert_agree(actual, desired, *, scale=1.0, tol=AGREEMENT, what=""):
     if np.isnan(a).any() or np.isnan(d).any():
         raise AssertionError(f"{what}: NaN in actual={a!r} or desired={d!r}")
     inf = np.isinf(a) | np.isinf(d)
-    if inf.any() and not np.array_equal(a[inf] if a.ndim else a, d[inf] if d.ndim else d):
+    if inf.any() and not np.array_equal(np.broadcast_to(a, inf.shape)[inf], np.broadcast_to(d, inf.shape)[inf]):
         raise AssertionError(f"{what}: infinite values differ: actual={a!r}, desired={d!r}")
     fin = ~inf
+    a, d = np.broadcast_arrays(a, d)
     bound = tol * np.maximum(scale, np.abs(d))
-    err = np.abs(a - d)
-    bad = fin & (err > bound)
+    err = np.zeros(a.shape)
+    err[fin] = np.abs(a[fin] - d[fin])
+    bad = err > bound
     if np.any(bad):
         raise AssertionError(
             f"{what}: max error {np.max(err[bad]):.3g} exceeds tol {tol:g} x scale "
