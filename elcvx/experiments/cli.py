@@ -1,0 +1,112 @@
+"""``elcvx reproduce synthetic``: rerun the paper's synthetic study and write its tables and figures.
+
+:func:`add_reproduce_parser` registers ``reproduce`` (with the ``synthetic`` experiment) on an
+``argparse`` sub-parser collection; :func:`run` executes the parsed arguments. Stand-alone:
+``python -m elcvx.experiments.cli reproduce synthetic --replicates 200 --out results``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from ..errors import ElcvxError
+from . import synthetic
+
+__all__ = ["add_reproduce_parser", "run", "main"]
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def add_reproduce_parser(subparsers):
+    """Register ``reproduce synthetic [--replicates N] [--seed S] [--out DIR] [--sizes ...] [--jobs K]``.
+
+    Parameters
+    ----------
+    subparsers
+        The object returned by ``ArgumentParser.add_subparsers()``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``reproduce`` parser; parsed arguments carry ``func=run``.
+    """
+    rep = subparsers.add_parser("reproduce", help="rerun the paper's experiments",
+                                description="Rerun the paper's experiments and write tables and figures.")
+    which = rep.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
+    syn = which.add_parser(
+        "synthetic",
+        help="MSE of the estimators, coverage and width of the intervals (Figures 1 and 2)",
+        description="The paper's synthetic epsilon-greedy study (its Figures 1 and 2): for each "
+                    "sample size, draw environments (true value uniform on [0, 1]) and one sample "
+                    "from each; write mse.csv, intervals.csv, summary.md and PNG figures.",
+    )
+    syn.add_argument("--replicates", type=_positive_int, default=synthetic.DEFAULT_REPLICATES,
+                     help="environment draws per sample size (default %(default)s, as in the paper)")
+    syn.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED,
+                     help="root seed of the random streams (default %(default)s)")
+    syn.add_argument("--out", default="elcvx-synthetic",
+                     help="output directory (default %(default)s)")
+    syn.add_argument("--sizes", type=_positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
+                     metavar="N", help="sample sizes (default: 1-2-5 steps from 10 to 10^6)")
+    syn.add_argument("--jobs", type=_positive_int, default=2,
+                     help="worker processes (default %(default)s; results do not depend on it)")
+    syn.add_argument("--confidence-level", type=float, default=0.95,
+                     help="confidence level of the intervals (default %(default)s)")
+    syn.add_argument("--no-plots", action="store_true", help="do not draw the PNG figures")
+    syn.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    syn.set_defaults(func=run)
+    rep.set_defaults(func=run)
+    return rep
+
+
+def _command_line(args) -> str:
+    parts = ["elcvx", "reproduce", "synthetic", "--replicates", str(args.replicates),
+             "--seed", str(args.seed), "--jobs", str(args.jobs), "--out", args.out]
+    if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
+        parts += ["--sizes"] + [str(n) for n in args.sizes]
+    if args.confidence_level != 0.95:
+        parts += ["--confidence-level", f"{args.confidence_level:g}"]
+    return shlex.join(parts)
+
+
+def run(args) -> int:
+    """Execute ``reproduce <experiment>`` from parsed arguments; return the exit status."""
+    if getattr(args, "experiment", None) != "synthetic":
+        print(f"elcvx: error: unknown experiment {getattr(args, 'experiment', None)!r}", file=sys.stderr)
+        return 2
+    try:
+        study = synthetic.run_study(args.sizes, args.replicates, args.seed, jobs=args.jobs,
+                                    confidence_level=args.confidence_level,
+                                    progress=not args.quiet)
+        paths = study.write(args.out, plots=not args.no_plots, command=_command_line(args))
+    except ElcvxError as exc:
+        print(f"elcvx: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"synthetic study: {len(study.sizes)} sizes x {study.replicates} replicates in "
+          f"{study.wall_time:.1f} s with {study.jobs} job(s)")
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+def main(argv=None) -> int:
+    """Stand-alone entry point: ``python -m elcvx.experiments.cli reproduce synthetic ...``."""
+    parser = argparse.ArgumentParser(prog="elcvx", description="Rerun the paper's experiments.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_reproduce_parser(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
