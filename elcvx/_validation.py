@@ -15,6 +15,18 @@ def _show(x) -> str:
     return np.array2string(np.asarray(x), threshold=6, edgeitems=3)
 
 
+def sample(value):
+    """Check that ``value`` is an :class:`elcvx.Sample` and return it."""
+    from .sample import Sample  # sample.py imports this module
+
+    if not isinstance(value, Sample):
+        raise InvalidInputError(
+            f"sample must be an elcvx.Sample, got {type(value).__name__}; build one with "
+            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)"
+        )
+    return value
+
+
 def option(name: str, value, valid) -> str:
     """Check that ``value`` is one of ``valid`` and return it."""
     if value not in valid:

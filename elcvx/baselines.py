@@ -37,14 +37,6 @@ from .sample import Sample
 __all__ = ["ips", "snips", "clipped_dr", "emp", "gaussian_interval", "clopper_pearson_interval"]
 
 
-def _check_sample(sample) -> Sample:
-    if not isinstance(sample, Sample):
-        raise InvalidInputError(
-            f"sample must be an elcvx.Sample, got {type(sample).__name__}; build one with "
-            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)"
-        )
-    return sample
-
 
 def _user(sample: Sample, v: float) -> float:
     """Unit scale -> user scale, *not* clipped (IPS and EMP can leave the range)."""
@@ -83,7 +75,7 @@ def ips(sample) -> BaselineEstimate:
     >>> ips(s).value       # (0 + 2 + 1 + 0.5) / 4
     0.875
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     return BaselineEstimate(_user(sample, _ips_unit(sample)), "ips", sample.n)
 
 
@@ -104,7 +96,7 @@ def snips(sample) -> BaselineEstimate:
     >>> round(snips(s).value, 6)   # 3.5 / 4.5
     0.777778
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     sw = float(np.dot(sample.c, sample.w))
     if sw == 0.0:
         return BaselineEstimate(0.5 * (sample.rmin + sample.rmax), "snips", sample.n,
@@ -136,7 +128,7 @@ def clipped_dr(sample, *, rho=None) -> BaselineEstimate:
     >>> clipped_dr(s).value   # 0.5 + (0 + 1 + 0 + 0.25) / 4
     0.8125
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     rho_u = _rho_unit(sample, rho)
     value = rho_u + float(np.dot(sample.c, sample.w * (sample.u - rho_u))) / sample.n
     return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "clipped_dr", sample.n)
@@ -170,7 +162,7 @@ def emp(sample) -> BaselineEstimate:
     >>> round(emp(s).value, 4)
     0.7839
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     from .estimate import estimate  # function-local: the core may be imported lazily
 
     q = np.asarray(estimate(sample).q, dtype=float)
@@ -232,7 +224,7 @@ def gaussian_interval(sample, *, confidence_level=0.95, ddof=1) -> BaselineInter
     >>> round(low, 4), round(high, 4)      # 0.875 -+ 1.96 * 0.8539 / 2
     (0.0382, 1.0)
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     level = iv.confidence_level(confidence_level)
     ddof = iv.finite_scalar("ddof", ddof)
     if ddof < 0:
@@ -291,7 +283,7 @@ def clopper_pearson_interval(sample, *, confidence_level=0.95) -> BaselineInterv
     >>> [round(x, 4) for x in clopper_pearson_interval(s)]
     [0.118, 1.0]
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     level = iv.confidence_level(confidence_level)
     center = _user(sample, _ips_unit(sample))
     if np.isinf(sample.wmax):

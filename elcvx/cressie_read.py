@@ -191,7 +191,7 @@ class CressieReadStats:
     @classmethod
     def from_sample(cls, sample) -> CressieReadStats:
         """The statistics of a whole :class:`~elcvx.Sample` (its counts and bounds)."""
-        sample = _check_sample(sample)
+        sample = iv.sample(sample)
         out = cls(wmin=sample.wmin, wmax=sample.wmax, rmin=sample.rmin, rmax=sample.rmax)
         out._add_rows(sample)
         return out
@@ -387,14 +387,6 @@ class CressieReadStats:
         user = self._user(value_u) if side == "lower" else self._user(1.0 - value_u)
         return CressieReadBound(user, w_used, tuple(candidates), degenerate)
 
-
-def _check_sample(sample) -> Sample:
-    if not isinstance(sample, Sample):
-        raise InvalidInputError(
-            f"sample must be an elcvx.Sample, got {type(sample).__name__}; build one with "
-            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)"
-        )
-    return sample
 
 
 def estimate(sample, *, rho=None) -> CressieReadEstimate:

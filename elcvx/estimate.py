@@ -13,14 +13,6 @@ from .sample import Sample
 _MASS_TOL = 1e-10
 
 
-def _check_sample(sample) -> Sample:
-    if not isinstance(sample, Sample):
-        raise iv.InvalidInputError(
-            f"sample must be an elcvx.Sample, got {type(sample).__name__}; build one with "
-            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)"
-        )
-    return sample
-
 
 def extra_atom(sample: Sample, q: np.ndarray, beta: float):
     """Mass, importance-weighted mass and weight of the extra atom given the primal ``q``.
@@ -75,7 +67,7 @@ def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResul
     >>> res.value_range.low == res.value_range.high  # wmin's and wmax's constraints are slack
     True
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     if rho is None:
         rho = 0.5 * (sample.rmin + sample.rmax)
     rho = iv.finite_scalar("rho", rho)

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _dispatch
 from . import _validation as iv
-from .estimate import _check_sample, extra_atom
+from .estimate import extra_atom
 from .results import BoundResult, IntervalResult, ProfileResult
 
 
@@ -54,7 +54,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     >>> round(low, 4), round(high, 4)
     (0.29, 0.9838)
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     level = iv.confidence_level(confidence_level)
     iv.option("calibration", calibration, iv.CALIBRATIONS)
     iv.option("method", method, iv.METHODS)
@@ -114,7 +114,7 @@ def profile(sample, v, *, calibration: str = "chi2", method: str = "auto") -> Pr
     >>> res.statistic.round(4).tolist()
     [1.3241, inf]
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     iv.option("calibration", calibration, iv.CALIBRATIONS)
     iv.option("method", method, iv.METHODS)
     v_user = np.atleast_1d(np.asarray(v, dtype=float))

@@ -94,8 +94,25 @@ class BoundResult:
     wmass_ex: float
 
 
+class _Pair:
+    """Mixin: unpack as ``(low, high)`` like :class:`IntervalResult`."""
+
+    @property
+    def confidence_interval(self) -> ConfidenceInterval:
+        return ConfidenceInterval(self.low, self.high)
+
+    def __iter__(self):
+        return iter((self.low, self.high))
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return (self.low, self.high)[i]
+
+
 @dataclass(frozen=True, eq=False)
-class IntervalResult:
+class IntervalResult(_Pair):
     """The EL confidence interval ``{v : 2 (L_mle - L(v)) <= quantile}``.
 
     Usable as ``(low, high)``: ``low, high = elcvx.interval(sample)``.
@@ -125,19 +142,6 @@ class IntervalResult:
     n: float
     method: str
     status: str
-
-    @property
-    def confidence_interval(self) -> ConfidenceInterval:
-        return ConfidenceInterval(self.low, self.high)
-
-    def __iter__(self):
-        return iter((self.low, self.high))
-
-    def __len__(self):
-        return 2
-
-    def __getitem__(self, i):
-        return (self.low, self.high)[i]
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,23 +177,6 @@ class ProfileResult:
 # ------------------------------------------------------------------------------------------------
 # Baselines (elcvx.baselines) and the Cressie-Read lambda = -2 variant (elcvx.cressie_read)
 # ------------------------------------------------------------------------------------------------
-class _Pair:
-    """Mixin: unpack as ``(low, high)`` like :class:`IntervalResult`."""
-
-    @property
-    def confidence_interval(self) -> ConfidenceInterval:
-        return ConfidenceInterval(self.low, self.high)
-
-    def __iter__(self):
-        return iter((self.low, self.high))
-
-    def __len__(self):
-        return 2
-
-    def __getitem__(self, i):
-        return (self.low, self.high)[i]
-
-
 @dataclass(frozen=True, eq=False)
 class BaselineEstimate:
     """A baseline point estimate (:mod:`elcvx.baselines`).
