@@ -10,3 +10,8 @@ from .base import CLARABEL_SETTINGS, Program
 from .cressie_read import cr_estimate_primal, cr_lower_bound_primal
 
 __all__ = ["Program", "CLARABEL_SETTINGS", "cr_estimate_primal", "cr_lower_bound_primal"]
+
+# The inner problem of lower-bound policy learning (elcvx.learning), a DPP program in w(pi).
+from .learning import DPP_MAX_ROWS, dro_inner, dro_inner_dual, dro_inner_primal, dro_phi
+
+__all__ += ["dro_inner", "dro_inner_primal", "dro_inner_dual", "dro_phi", "DPP_MAX_ROWS"]
