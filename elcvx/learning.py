@@ -514,14 +514,6 @@ class _Inner:
         return _Evaluation(value, grad, n * mle.q, "fast", mle.status)
 
 
-def _check_sample(sample) -> Sample:
-    if not isinstance(sample, Sample):
-        raise InvalidInputError(
-            f"sample must be an elcvx.Sample, got {type(sample).__name__}; build one with "
-            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)")
-    return sample
-
-
 def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, calibration="chi2",
                    rho=None, method="auto"):
     r"""An off-policy objective and its gradient with respect to the importance weights ``w_n``.
@@ -606,7 +598,7 @@ def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, ca
     >>> round((value_and_grad(elcvx.Sample(w, s.r, wmax=10))[0] - v) / h, 4)  # finite difference
     0.1463
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     iv.option("objective", objective, OBJECTIVES)
     iv.option("method", method, iv.METHODS)
     level = iv.confidence_level(confidence_level)
@@ -671,7 +663,7 @@ def lower_bound_weights(sample, *, confidence_level=0.95, calibration="chi2", me
     >>> lower_bound_weights(s).round(4).tolist()  # rewarded, heavily weighted rows lose weight
     [2.4704, 0.2124, 0.3975, 0.6754]
     """
-    sample = _check_sample(sample)
+    sample = iv.sample(sample)
     iv.option("scale", scale, WEIGHT_SCALES)
     iv.option("method", method, iv.METHODS)
     level = iv.confidence_level(confidence_level)

@@ -23,26 +23,29 @@ path, ``tests/test_learning.py``):
 When the compiled program pays (measured; rerun with ``python examples/learn_policy.py
 --timings``)
 ------------------------------------------------------------------------------------------
-A vector parameter makes cvxpy's compilation grow much faster than the data: the parametrised
-canonical form stores, for each problem coefficient, its dependence on each parameter entry.
-Measured on the 2-core machine where this was written (cvxpy 1.9, Clarabel 0.11, dual form;
-:func:`compile_times`):
+A vector parameter makes cvxpy's compilation grow much faster than the data (about as ``N^2``
+here): the parametrised canonical form records how each coefficient depends on each parameter
+entry. Measured with :func:`compile_times` on the 2-core machine where this was written (cvxpy
+1.9, Clarabel 0.11, dual form; single runs, expect +-50% between runs):
 
-=======  ===================  ==================  ===============  ===============  ==========
-N        DPP compile (once)   DPP re-substitute   constant build   Clarabel solve   fast path
-=======  ===================  ==================  ===============  ===============  ==========
-100      0.010 s              0.0006 s            0.005 s          0.004 s          0.3 ms
-1000     0.029 s              0.0007 s            0.006 s          0.03 s           0.4 ms
-10000    ~7 s                 0.001 s             0.02 s           0.7 s            1.0 ms
-=======  ===================  ==================  ===============  ===============  ==========
+=====  ===========  ==============  ============  =========  =========  ==============
+N      DPP compile  re-substitute   const build   Clarabel   fast path  pays after
+=====  ===========  ==============  ============  =========  =========  ==============
+100    0.016 s      0.0009 s        0.010 s       0.007 s    0.6 ms     1.6 solves
+1000   0.075 s      0.0009 s        0.011 s       0.046 s    0.5 ms     7.4 solves
+10000  5.3 s        0.0016 s        0.027 s       0.72 s     0.8 ms     205 solves
+=====  ===========  ==============  ============  =========  =========  ==============
 
-(see ``docs/learning.md`` for the full table and the exact command). The compiled program pays
-over rebuilding the same program with constant data when its one-off compile costs less than
-the rebuilds it saves, ``compile_dpp(N) < S (build_const(N) - substitute(N))`` for the ``S``
-inner solves of a fit; for the paper's alternating method (``S = passes + 1 = 5``) that holds up
-to about ``N = 1000`` and fails well before ``N = 10^4``. :data:`DPP_MAX_ROWS` is that crossover:
-above it :mod:`elcvx.learning` takes the duals from the fast path (which is 30 to 700 times
-faster than a Clarabel solve at every ``N`` measured, and agrees with it to ``1e-6``).
+("const build": building and compiling the same program with ``w`` as constants, which is the
+alternative to re-substituting; "pays after" = ``compile / (const build - re-substitute)``;
+more sizes in ``docs/learning.md``.) The compiled program pays when a fit makes more inner
+solves than that: the alternating method makes ``passes + 1 = 5``, which crosses between
+``N = 300`` and ``N = 1000``; the direct solver makes about 30, which crosses near
+``N = 3000``. :data:`DPP_MAX_ROWS` ``= 1000`` is the alternating method's crossover, rounded up,
+used for both; above it :mod:`elcvx.learning` takes the duals from the fast path, which agrees
+with Clarabel to ``1e-6`` and is 10 to 1000 times faster than one Clarabel solve at every size
+measured. The cvxpy path is there for programs that the fast path cannot solve, e.g. with a
+constraint appended to :func:`dro_inner_primal`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,126 @@
+"""Learn a policy from a synthetic bandit log with each objective and solver; print true values.
+
+The environment (elcvx.learning.SyntheticBandit) has known expected rewards, so every learned
+policy's true value is computed, not estimated. The logging policy is epsilon-greedy around a
+weak linear policy. For each objective (the EL lower bound, the EL estimate, IPS) the script
+learns a linear softmax policy with the paper's alternating method and with the direct L-BFGS
+solver (and, when `vowpalwabbit` is installed, a Vowpal Wabbit learner with the alternating
+method, as the paper did) and prints the true values side by side with the time each took.
+
+    python examples/learn_policy.py                 # one log, N = 1000
+    python examples/learn_policy.py --seeds 20      # mean over 20 environments and logs
+    python examples/learn_policy.py --n 300 --epsilon 0.1   # small sample, large weights
+    python examples/learn_policy.py --timings       # DPP compile time vs N (docs/learning.md)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+import warnings
+
+import numpy as np
+
+from elcvx.learning import LinearSoftmaxPolicy, SyntheticBandit, VowpalWabbitPolicy, fit
+
+OBJECTIVES = ("lower_bound", "estimate", "ips")
+
+
+def learners(args, have_vw):
+    yield "alternating", "softmax", lambda: LinearSoftmaxPolicy(args.features, args.actions)
+    yield "direct", "softmax", lambda: LinearSoftmaxPolicy(args.features, args.actions)
+    if have_vw:
+        yield "alternating", "vw", lambda: VowpalWabbitPolicy(args.actions)
+
+
+def run(args):
+    have_vw = importlib.util.find_spec("vowpalwabbit") is not None and not args.no_vw
+    rows = {}
+    logging_values, optimal_values = [], []
+    for rep in range(args.seeds):
+        bandit = SyntheticBandit(n_features=args.features, n_actions=args.actions,
+                                 epsilon=args.epsilon, seed=args.seed + rep)
+        X, a, p, r = bandit.log(args.n, seed=10_000 + args.seed + rep)
+        logging_values.append(bandit.logging_value)
+        optimal_values.append(bandit.optimal_value)
+        for solver, learner, make in learners(args, have_vw):
+            for objective in OBJECTIVES:
+                policy = make()
+                start = time.perf_counter()
+                res = fit(policy, X, a, p, r, objective=objective, solver=solver,
+                          passes=args.passes, wmax=bandit.wmax,
+                          confidence_level=args.confidence_level)
+                seconds = time.perf_counter() - start
+                rows.setdefault((solver, learner, objective), []).append(
+                    (bandit.value(policy), res.value, seconds, len(res.history) - 1))
+                if learner == "vw":
+                    policy.close()
+
+    print(f"synthetic bandit: {args.features} features, {args.actions} actions, epsilon-greedy "
+          f"logging (epsilon={args.epsilon}, wmax={args.actions / args.epsilon:g}), N={args.n}, "
+          f"{args.seeds} seed(s) from {args.seed}")
+    print(f"true value of the logging policy: {np.mean(logging_values):.4f}   "
+          f"best possible: {np.mean(optimal_values):.4f}")
+    print()
+    paired = args.seeds > 1
+    head = (f"{'solver':<12} {'learner':<8} {'objective':<12} {'true value':>10} "
+            f"{'objective on log':>17} {'steps':>6} {'time (s)':>9}")
+    if paired:
+        head += f" {'true - ips (paired, +- se)':>27}"
+    print(head)
+    print("-" * len(head))
+    for (solver, learner, objective), vals in rows.items():
+        v = np.array(vals)
+        line = (f"{solver:<12} {learner:<8} {objective:<12} {v[:, 0].mean():>10.4f} "
+                f"{v[:, 1].mean():>17.4f} {v[:, 3].mean():>6.0f} {v[:, 2].mean():>9.2f}")
+        if paired:
+            diff = v[:, 0] - np.array(rows[(solver, learner, "ips")])[:, 0]
+            se = diff.std(ddof=1) / np.sqrt(diff.size)
+            line += f" {diff.mean():>+17.4f} +- {se:.4f}" if objective != "ips" else f" {'':>27}"
+        print(line.rstrip())
+    if paired:
+        print()
+        print("means over the seeds; 'true - ips' pairs each objective with IPS on the same log "
+              "and learner")
+
+
+def timings(args):
+    from elcvx.programs.learning import compile_times
+
+    print(f"DPP program of the inner problem (dro_inner, {args.form} form): seconds")
+    head = f"{'N':>6} {'dpp compile':>12} {'re-substitute':>14} {'const build':>12} {'solve':>8} {'fast path':>10} {'pays after':>11}"
+    print(head)
+    for n in args.sizes:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            (row,) = compile_times((n,), form=args.form)
+        print(f"{row['N']:>6} {row['dpp_compile']:>12.4f} {row['dpp_substitute']:>14.4f} "
+              f"{row['const_build']:>12.4f} {row['solve']:>8.4f} {row['fast']:>10.5f} "
+              f"{row['pays_after']:>8.1f} solves", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=1000, help="logged examples")
+    parser.add_argument("--features", type=int, default=5)
+    parser.add_argument("--actions", type=int, default=4)
+    parser.add_argument("--epsilon", type=float, default=0.3, help="logging exploration")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=1, help="environments and logs to average over")
+    parser.add_argument("--passes", type=int, default=4)
+    parser.add_argument("--confidence-level", type=float, default=0.95)
+    parser.add_argument("--no-vw", action="store_true", help="skip Vowpal Wabbit even if installed")
+    parser.add_argument("--timings", action="store_true",
+                        help="measure the DPP program's compile time instead")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--form", choices=["dual", "primal"], default="dual")
+    args = parser.parse_args()
+    if args.timings:
+        timings(args)
+    else:
+        run(args)
+
+
+if __name__ == "__main__":
+    main()
