@@ -418,6 +418,12 @@ def evaluate(sample: Sample, *, confidence_level: float = 0.95):
         ``snips-undefined``: 1 when every weight is 0 and SNIPS is set to 1/2 (the reward
         midpoint, the authors' convention); ``el-fallback``: how many EL computations the fast
         path did not solve and ``method="auto"`` (the cvxpy path) did.
+
+    Notes
+    -----
+    CR(-2)'s estimate and both its intervals come from one
+    :class:`~elcvx.cressie_read.CressieReadStats` of the sample (equal, by its contract, to
+    :func:`elcvx.cressie_read.estimate` and :func:`~elcvx.cressie_read.interval`).
     """
     import elcvx
     from elcvx import baselines, cressie_read
@@ -894,7 +900,9 @@ def _summary_markdown(study: SyntheticStudy, mse_rows, int_rows, *, figures=(), 
                      f"below {level:g} by more than 2 SE at N = {', '.join(map(str, sig)) or 'none'}.")
     paper = [e for e in _EST if e != "cr"]         # Figure 1's estimators (CR(-2) is not in it)
     rivals = [e for e in paper if e != "el"]
-    lowest = [n for n in sizes if min(paper, key=lambda e: mse[n, e]["mse"]) == "el"]
+    # lowest, ties included (EMP and EL coincide when the MLE leaves no mass off the sample)
+    lowest = [n for n in sizes
+              if mse[n, "el"]["mse"] <= min(mse[n, e]["mse"] for e in rivals) * (1 + 1e-9)]
     sig_best = [n for n in sizes
                 if all(_significance(*study.paired_mse_difference(n, e)) == "<" for e in rivals)]
     ties, beaten = {}, {}
@@ -906,7 +914,7 @@ def _summary_markdown(study: SyntheticStudy, mse_rows, int_rows, *, figures=(), 
             elif verdict == ">":
                 beaten.setdefault(n, []).append(ESTIMATORS[e])
     lines.append("* **EL's MSE the lowest of Figure 1's estimators** (Constant, ClippedDR, SNIPS, IPS, "
-                 f"EMP, EL): at N = {', '.join(map(str, lowest)) or 'none'}; lower than each of them by "
+                 f"EMP, EL), ties included: at N = {', '.join(map(str, lowest)) or 'none'}; lower than each of them by "
                  f"more than 2 paired SE at N = {', '.join(map(str, sig_best)) or 'none'}.")
     lines.append("* Within 2 paired SE of EL: " + (
         "; ".join(f"N = {n}: {', '.join(v)}" for n, v in ties.items()) or "never") + ".")
