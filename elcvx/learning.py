@@ -179,7 +179,8 @@ class LinearSoftmaxPolicy:
     l2 : float, optional
         The ridge penalty on all parameters, used by :meth:`refit` and by the direct solver
         (default 1e-3: without it an IPS-type objective is maximised only at infinite
-        parameters, a deterministic policy, and L-BFGS would stop wherever its tolerance says).
+        parameters, a deterministic policy; the first alternating pass then saturates the
+        softmax and later passes change nothing).
     max_iter : int, optional
         L-BFGS iterations per :meth:`refit` (default 100).
 
@@ -343,10 +344,12 @@ class VowpalWabbitPolicy:
 
     Examples
     --------
+    (Skipped by the doctest run, which must pass without the extra.)
+
     >>> from elcvx.learning import VowpalWabbitPolicy
     >>> pi = VowpalWabbitPolicy(3, epsilon=0.3)  # doctest: +SKIP
-    >>> pi.action_probs([[1.0, 0.0]], [0]).round(2).tolist()  # untrained: action 1 is greedy  # doctest: +SKIP
-    [0.8]
+    >>> pi.probs([[1.0, 0.0]]).round(2).tolist()  # untrained: the first action is greedy  # doctest: +SKIP
+    [[0.8, 0.1, 0.1]]
     """
 
     def __init__(self, n_actions: int, *, epsilon: float = 0.0, args: str = "", workspace=None):
