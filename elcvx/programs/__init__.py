@@ -7,9 +7,28 @@ parameters change. The exponential cone enters through cvxpy's ``log``, ``rel_en
 """
 
 from .base import CLARABEL_SETTINGS, Program
+from .empirical_likelihood import (
+    lower_bound_dual,
+    lower_bound_primal,
+    mle_dual,
+    mle_primal,
+    profile_dual,
+    profile_primal,
+)
 from .cressie_read import cr_estimate_primal, cr_lower_bound_primal
 
-__all__ = ["Program", "CLARABEL_SETTINGS", "cr_estimate_primal", "cr_lower_bound_primal"]
+__all__ = [
+    "Program",
+    "CLARABEL_SETTINGS",
+    "mle_primal",
+    "mle_dual",
+    "profile_primal",
+    "profile_dual",
+    "lower_bound_primal",
+    "lower_bound_dual",
+    "cr_estimate_primal",
+    "cr_lower_bound_primal",
+]
 
 # The inner problem of lower-bound policy learning (elcvx.learning), a DPP program in w(pi).
 from .learning import DPP_MAX_ROWS, dro_inner, dro_inner_dual, dro_inner_primal, dro_phi

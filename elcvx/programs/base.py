@@ -42,6 +42,9 @@ class Program:
         The primal (or dual) variables, by the paper's names.
     constraints : dict of str to cvxpy.Constraint
         Named constraints, whose ``dual_value`` gives the other side's variables.
+    info : dict
+        What the builder wants a caller to know, e.g. ``N`` and what ``problem.value`` means
+        (the programs are scaled, see :mod:`elcvx.programs.empirical_likelihood`).
     """
 
     name: str
@@ -49,6 +52,7 @@ class Program:
     parameters: dict = field(default_factory=dict)
     variables: dict = field(default_factory=dict)
     constraints: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
 
     def solve(self, **parameter_values) -> float:
         """Set parameters by name, solve with Clarabel (with fallbacks) and return the optimum.

@@ -1,0 +1,333 @@
+r"""The empirical-likelihood programs of the paper, as disciplined convex cvxpy programs.
+
+Six builders, a primal and a dual for each of the three computations:
+
+==================  =================================  ====================================
+computation         primal                             dual
+==================  =================================  ====================================
+estimate (MLE)      :func:`mle_primal`                 :func:`mle_dual`
+profile likelihood  :func:`profile_primal` (``v``)     :func:`profile_dual` (``v``)
+interval bound      :func:`lower_bound_primal` (phi)   :func:`lower_bound_dual` (``phi``)
+==================  =================================  ====================================
+
+Notation (all programs work on rewards rescaled to ``[0, 1]``, called ``u``)
+------------------------------------------------------------------------------
+``w_n``, ``u_n``, ``c_n``: the weight, unit reward and count of row ``n`` (``c = 1`` without
+counts), ``N = sum_n c_n``. ``q_n`` is the probability of *each* of the ``c_n`` examples of row
+``n``, so the row carries mass ``c_n q_n``; the likelihood is ``sum_n c_n log q_n``.
+
+Scaling (why the programs do not look exactly like the paper's)
+---------------------------------------------------------------
+Written literally, these exponential-cone programs have variables of size ``1/N`` next to
+constraint coefficients of size ``wmax`` (up to ``1e6``, or infinite), and Clarabel was measured
+failing on them (see ``_cvx``). Every builder therefore uses the same change of variables,
+which changes no optimum and is undone in the ``variables`` handles:
+
+* per-example masses ``y_n = N q_n`` (so ``y_n = 1`` at the empirical distribution);
+* the log-likelihood is averaged: ``(1/N) sum c log y = (1/N) sum c log q + log N``, so objective
+  values are ``O(1)`` (``-l/N`` for the likelihood programs);
+* an extra atom at ``wmax`` enters through its *importance-weighted* mass ``z = wmax m``, whose
+  coefficient is ``1`` in ``E_Q[w] = 1`` and ``1/wmax`` in ``E_Q[1] = 1``; this is also exactly how
+  ``wmax = inf`` is handled (coefficient ``0``: an atom at infinity with vanishing probability
+  but finite weighted mass);
+* a dual constraint at the corner ``w = wmax`` is divided by ``wmax`` (its limit when
+  ``wmax = inf``);
+* in the lower-bound dual, ``K = N kappa``.
+
+Data vectors enter as constants (vectorised expressions such as ``c @ cp.log(y)``); the scalars
+that change between solves (``v`` and ``phi``) are :class:`cvxpy.Parameter` s, and every program
+is DPP, so re-solving with a new value reuses the compiled problem.
+
+Signs of the constraint duals (``constraint.dual_value``, checked in ``tests/test_programs.py``)
+---------------------------------------------------------------------------------------------
+cvxpy reports multipliers of equality constraints with the sign of its own Lagrangian, so each
+builder's docstring states how to read the paper's dual variables off them, and
+:func:`elcvx._cvx` does exactly that.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cvxpy as cp
+import numpy as np
+
+from .base import Program
+
+SIDES = ("lower", "upper")
+
+
+def _data(sample, side="lower"):
+    """``(w, u, c, N, wmin, wmax)`` of a sample on the unit reward scale (``1 - u`` for "upper")."""
+    if side not in SIDES:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"side={side!r} is not valid; choose one of 'lower', 'upper'")
+    w = np.asarray(sample.w, dtype=float)
+    u = np.asarray(sample.u, dtype=float)
+    if side == "upper":
+        u = 1.0 - u
+    c = np.asarray(sample.c, dtype=float)
+    return w, u, c, float(sample.n), float(sample.wmin), float(sample.wmax)
+
+
+def _inv(wmax):
+    """``1/wmax`` (0 for an infinite bound)."""
+    return 0.0 if math.isinf(wmax) else 1.0 / wmax
+
+
+# ------------------------------------------------------------------------------------------------
+# Maximum likelihood (the estimate)
+# ------------------------------------------------------------------------------------------------
+def mle_primal(sample) -> Program:
+    r"""The nonparametric maximum-likelihood program of the estimate (paper section 3.2, app. B).
+
+    .. math::
+
+        \max_{q \ge 0,\, m_{lo} \ge 0,\, m_{hi} \ge 0}\; \sum_n c_n \log q_n
+        \quad\text{s.t.}\quad
+        \sum_n c_n q_n + m_{lo} + m_{hi} = 1, \qquad
+        \sum_n c_n q_n w_n + m_{lo} w_{\min} + m_{hi} w_{\max} = 1,
+
+    with two extra atoms at ``wmin`` and ``wmax`` (reward free). The optimum is
+    ``sum c log q = -N log N - l*_mle``, and ``q_n = 1/(N (1 + beta* (w_n - 1)))``.
+
+    Scaled form (see the module docstring): variables ``y = N q``, ``m_lo`` and
+    ``z_hi = wmax m_hi``; objective ``(1/N) sum c log y``, so ``problem.value = -l*_mle/N``;
+    constraints ``mass``: ``(1/N) c.y + m_lo + z_hi/wmax == 1`` and
+    ``weight``: ``(1/N) (c w).y + wmin m_lo + z_hi == 1``. For ``wmax = inf``, ``z_hi`` is the
+    weighted mass of an atom at infinity.
+
+    Duals: ``beta* = constraints["weight"].dual_value`` and
+    ``1 - beta* = constraints["mass"].dual_value`` (the multipliers of the scaled program are the
+    paper's ``beta`` after its change of variables ``beta <- N beta``).
+
+    Handles: ``variables`` ``q`` (an expression, ``y/N``), ``y``, ``m_lo``, ``m_hi`` (an
+    expression, ``z_hi/wmax``), ``z_hi``; no parameters.
+    """
+    w, _, c, N, wmin, wmax = _data(sample)
+    y = cp.Variable(w.size, name="y", nonneg=True)
+    m_lo = cp.Variable(name="m_lo", nonneg=True)
+    z_hi = cp.Variable(name="z_hi", nonneg=True)
+    mass = (c / N) @ y + m_lo + _inv(wmax) * z_hi == 1
+    weight = (c * w / N) @ y + wmin * m_lo + z_hi == 1
+    problem = cp.Problem(cp.Maximize((c / N) @ cp.log(y)), [mass, weight])
+    return Program(
+        "mle_primal", problem, parameters={},
+        variables=dict(q=y / N, y=y, m_lo=m_lo, m_hi=_inv(wmax) * z_hi, z_hi=z_hi),
+        constraints=dict(mass=mass, weight=weight),
+        info=dict(N=N, objective="-l*_mle / N"),
+    )
+
+
+def mle_dual(sample) -> Program:
+    r"""The dual of the MLE: ``beta*`` of the paper's eq. (betastar).
+
+    .. math::
+
+        l^*_{mle} = \max_\beta \sum_n c_n \log(1 + \beta (w_n - 1))
+        \quad\text{s.t.}\quad 1 + \beta (w_{\min} - 1) \ge 0,\; 1 + \beta (w_{\max} - 1) \ge 0,
+
+    i.e. ``beta in [-1/(wmax - 1), 1/(1 - wmin)]``; for ``wmax = inf`` the second constraint is
+    ``beta >= 0`` (its limit after division by ``wmax``).
+
+    Scaled form: objective ``(1/N) sum c log(1 + beta (w - 1))``, so
+    ``problem.value = l*_mle / N``; constraint ``wmax`` is divided by ``wmax``:
+    ``1/wmax + beta (1 - 1/wmax) >= 0``. The dual values of ``wmin`` and ``wmax`` are the
+    primal's extra-atom masses ``m_lo`` and ``z_hi = wmax m_hi`` (nonnegative).
+
+    Handles: ``variables`` ``beta``; ``constraints`` ``wmin``, ``wmax``.
+    """
+    w, _, c, N, wmin, wmax = _data(sample)
+    beta = cp.Variable(name="beta")
+    ilo = 1.0 / wmax if math.isfinite(wmax) else 0.0
+    cons = dict(
+        wmin=1 + beta * (wmin - 1) >= 0,
+        wmax=ilo + beta * (1 - ilo) >= 0,
+    )
+    problem = cp.Problem(cp.Maximize((c / N) @ cp.log(1 + beta * (w - 1))), list(cons.values()))
+    return Program("mle_dual", problem, parameters={}, variables=dict(beta=beta), constraints=cons,
+                   info=dict(N=N, objective="l*_mle / N"))
+
+
+# ------------------------------------------------------------------------------------------------
+# Profile likelihood
+# ------------------------------------------------------------------------------------------------
+def profile_primal(sample) -> Program:
+    r"""The profile likelihood ``L(v)`` (paper eq. (primalprof), with counts and corner atoms).
+
+    .. math::
+
+        L(v) = \max_{q \ge 0,\, m \ge 0} \sum_n c_n \log q_n \quad\text{s.t.}\quad
+        E_Q[1] = 1,\; E_Q[w] = 1,\; E_Q[w u] = v,
+
+    where ``Q`` puts ``q_n`` on each example and masses ``m`` on the four corner atoms
+    ``(w, u) in {wmin, wmax} x {0, 1}`` (the paper states the program over the simplex; the corner
+    atoms are where its dual's four constraints come from, DESIGN.md). ``L(v) = -N log N - l_v``
+    with ``l_v`` the dual likelihood of :func:`profile_dual`; it is infeasible for ``v`` outside
+    ``[0, 1]`` and, unless all ``w u`` (resp. ``w (1 - u)``) are zero, at ``v = 0`` (``v = 1``).
+
+    Scaled form: ``y = N q``; atoms ``m_l0, m_l1`` at ``(wmin, 0), (wmin, 1)`` and weighted
+    masses ``z_h0, z_h1`` of the atoms at ``(wmax, 0), (wmax, 1)``; objective
+    ``(1/N) sum c log y`` (``problem.value = -l_v/N``); constraints
+    ``mass``: ``(1/N) c.y + m_l0 + m_l1 + (z_h0 + z_h1)/wmax == 1``,
+    ``weight``: ``(1/N) (c w).y + wmin (m_l0 + m_l1) + z_h0 + z_h1 == 1``,
+    ``value``: ``(1/N) (c w u).y + wmin m_l1 + z_h1 == v``.
+
+    Duals: ``beta = constraints["weight"].dual_value``, ``tau = constraints["value"].dual_value``
+    and ``constraints["mass"].dual_value = 1 - beta - tau v``, so that
+    ``q_n = 1/(N (1 + beta (w_n - 1) + tau (w_n u_n - v)))``.
+
+    Handles: ``parameters`` ``v``; ``variables`` ``q``, ``y``, ``m_l0``, ``m_l1``, ``z_h0``,
+    ``z_h1``; ``constraints`` ``mass``, ``weight``, ``value``.
+    """
+    w, u, c, N, wmin, wmax = _data(sample)
+    v = cp.Parameter(name="v", value=0.5)
+    y = cp.Variable(w.size, name="y", nonneg=True)
+    m_l0 = cp.Variable(name="m_l0", nonneg=True)
+    m_l1 = cp.Variable(name="m_l1", nonneg=True)
+    z_h0 = cp.Variable(name="z_h0", nonneg=True)
+    z_h1 = cp.Variable(name="z_h1", nonneg=True)
+    ihi = _inv(wmax)
+    cons = dict(
+        mass=(c / N) @ y + m_l0 + m_l1 + ihi * (z_h0 + z_h1) == 1,
+        weight=(c * w / N) @ y + wmin * (m_l0 + m_l1) + z_h0 + z_h1 == 1,
+        value=(c * w * u / N) @ y + wmin * m_l1 + z_h1 == v,
+    )
+    problem = cp.Problem(cp.Maximize((c / N) @ cp.log(y)), list(cons.values()))
+    return Program(
+        "profile_primal", problem, parameters=dict(v=v),
+        variables=dict(q=y / N, y=y, m_l0=m_l0, m_l1=m_l1, z_h0=z_h0, z_h1=z_h1),
+        constraints=cons, info=dict(N=N, objective="-l_v / N"),
+    )
+
+
+def profile_dual(sample) -> Program:
+    r"""The dual likelihood ``l_v`` of the profile (paper eqs. (lrdual) and (constraints)).
+
+    .. math::
+
+        l_v = \max_{\beta, \tau} \sum_n c_n \log(1 + \beta (w_n - 1) + \tau (w_n u_n - v))
+        \quad\text{s.t.}\quad 1 + \beta (w - 1) + \tau (w r - v) \ge 0
+        \;\; \forall (w, r) \in \{w_{\min}, w_{\max}\} \times \{0, 1\}.
+
+    ``L(v) = -N log N - l_v`` and the likelihood-ratio statistic is ``2 (l_v - l*_mle)``.
+
+    Scaled form: objective ``(1/N) sum c log(...)`` (``problem.value = l_v / N``); the two
+    corners at ``wmax`` are divided by ``wmax``, which for ``wmax = inf`` leaves ``beta >= 0`` and
+    ``beta + tau >= 0``. The dual values of the corner constraints ``wmin,0``, ``wmin,1``,
+    ``wmax,0``, ``wmax,1`` are the primal's atom masses ``m_l0, m_l1, z_h0, z_h1``.
+
+    An infeasible primal (``v`` outside ``[0, 1]``, or at an end that the data exclude) makes
+    this program unbounded: the solver then reports ``unbounded``, never a number.
+
+    Handles: ``parameters`` ``v``; ``variables`` ``beta``, ``tau``; ``constraints`` the corners.
+    """
+    w, u, c, N, wmin, wmax = _data(sample)
+    v = cp.Parameter(name="v", value=0.5)
+    beta = cp.Variable(name="beta")
+    tau = cp.Variable(name="tau")
+    ihi = _inv(wmax)
+    arg = 1 + beta * (w - 1) + tau * (w * u) - tau * v
+    cons = {
+        "wmin,0": 1 + beta * (wmin - 1) - tau * v >= 0,
+        "wmin,1": 1 + beta * (wmin - 1) + tau * wmin - tau * v >= 0,
+        "wmax,0": ihi + beta * (1 - ihi) - ihi * (tau * v) >= 0,
+        "wmax,1": ihi + beta * (1 - ihi) + tau - ihi * (tau * v) >= 0,
+    }
+    problem = cp.Problem(cp.Maximize((c / N) @ cp.log(arg)), list(cons.values()))
+    return Program("profile_dual", problem, parameters=dict(v=v),
+                   variables=dict(beta=beta, tau=tau), constraints=cons,
+                   info=dict(N=N, objective="l_v / N"))
+
+
+# ------------------------------------------------------------------------------------------------
+# Lower bound of the interval
+# ------------------------------------------------------------------------------------------------
+def lower_bound_primal(sample, *, side="lower") -> Program:
+    r"""The lower end of the confidence interval (paper appendix C, corrected as in DESIGN.md).
+
+    .. math::
+
+        v_{lb} = \min_{q \ge 0,\, m \ge 0} \sum_n c_n q_n w_n u_n \quad\text{s.t.}\quad
+        \sum_n c_n q_n + m_{lo} + m_{hi} = 1,\;
+        \sum_n c_n q_n w_n + m_{lo} w_{\min} + m_{hi} w_{\max} = 1,\;
+        \sum_n c_n \log q_n \ge \phi,
+
+    with ``phi = -N log N - l*_mle - quantile/2`` and extra atoms at ``(wmin, 0)`` and
+    ``(wmax, 0)`` (zero reward: nothing in the objective). The paper's appendix states it over
+    the simplex without the atoms and with counts implicit; its ``phi`` carries the right sign
+    (the main text flips the sign of ``l*_mle``). ``side="upper"`` builds the same program on
+    ``1 - u``: the upper end of the interval is ``1 -`` its optimum.
+
+    Scaled form: ``y = N q``, ``z_hi = wmax m_hi``; objective ``(1/N) (c w u).y`` (unchanged:
+    ``problem.value = v_lb``); constraints
+    ``mass``: ``(1/N) c.y + m_lo + z_hi/wmax == 1``,
+    ``weight``: ``(1/N) (c w).y + wmin m_lo + z_hi == 1``,
+    ``loglik``: ``(1/N) c.log(y) >= phi/N + log N``.
+
+    Duals, in the Lagrangian ``sum c q w u + gamma (E_Q[1] - 1) + beta (E_Q[w] - 1)
+    - kappa (sum c log q - phi)``: ``gamma = constraints["mass"].dual_value``,
+    ``beta = constraints["weight"].dual_value``, ``kappa = constraints["loglik"].dual_value / N``;
+    then ``q_n = kappa / (gamma + beta w_n + w_n u_n)``.
+
+    Handles: ``parameters`` ``phi``; ``variables`` ``q``, ``y``, ``m_lo``, ``m_hi``, ``z_hi``;
+    ``constraints`` ``mass``, ``weight``, ``loglik``.
+    """
+    w, u, c, N, wmin, wmax = _data(sample, side)
+    phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
+    y = cp.Variable(w.size, name="y", nonneg=True)
+    m_lo = cp.Variable(name="m_lo", nonneg=True)
+    z_hi = cp.Variable(name="z_hi", nonneg=True)
+    cons = dict(
+        mass=(c / N) @ y + m_lo + _inv(wmax) * z_hi == 1,
+        weight=(c * w / N) @ y + wmin * m_lo + z_hi == 1,
+        loglik=(c / N) @ cp.log(y) >= phi / N + math.log(N),
+    )
+    problem = cp.Problem(cp.Minimize((c * w * u / N) @ y), list(cons.values()))
+    return Program(
+        f"lower_bound_primal[{side}]", problem, parameters=dict(phi=phi),
+        variables=dict(q=y / N, y=y, m_lo=m_lo, m_hi=_inv(wmax) * z_hi, z_hi=z_hi),
+        constraints=cons, info=dict(N=N, side=side, objective="v_lb"),
+    )
+
+
+def lower_bound_dual(sample, *, side="lower") -> Program:
+    r"""The dual of :func:`lower_bound_primal` (DESIGN.md; the paper's main text is wrong).
+
+    .. math::
+
+        v_{lb} = \sup_{\kappa \ge 0,\, \beta,\, \gamma}\; -\beta - \gamma + \kappa (\phi + N)
+        + \sum_n c_n \kappa \log\frac{\gamma + \beta w_n + w_n u_n}{\kappa}
+        \quad\text{s.t.}\quad \gamma + \beta w_{\min} \ge 0,\; \gamma + \beta w_{\max} \ge 0,
+
+    with ``kappa log(a/kappa) = -rel_entr(kappa, a)`` (exponential cone) and, at the optimum,
+    ``q_n = kappa / (gamma + beta w_n + w_n u_n)`` and
+    ``v_lb = kappa sum c w u / (gamma + beta w + w u)``. Corrections to the paper: the main
+    text drops ``-beta - gamma`` (unbounded as printed) and flips the sign of ``l*_mle`` in
+    ``phi``; appendix C's change of variables ``phi <- (phi - 1)/N`` should be ``phi/N`` and its
+    ``v_lb`` has a stray ``1/N``.
+
+    Scaled form: ``K = N kappa``, so (with ``psi = phi/N + log N``) the objective is
+    ``-beta - gamma + K (psi + 1) - (1/N) sum c rel_entr(K, gamma + beta w + w u)``,
+    and the ``wmax`` constraint is divided by ``wmax`` (``gamma/wmax + beta >= 0``; for
+    ``wmax = inf``, ``beta >= 0``). ``problem.value = v_lb``. The dual values of ``wmin`` and
+    ``wmax`` are the primal's atom masses ``m_lo`` and ``z_hi = wmax m_hi``.
+
+    Handles: ``parameters`` ``phi``; ``variables`` ``beta``, ``gamma``, ``kappa`` (an
+    expression, ``K/N``), ``K``; ``constraints`` ``wmin``, ``wmax``.
+    """
+    w, u, c, N, wmin, wmax = _data(sample, side)
+    phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
+    beta = cp.Variable(name="beta")
+    gamma = cp.Variable(name="gamma")
+    K = cp.Variable(name="K", nonneg=True)
+    a = gamma + beta * w + w * u
+    cons = dict(wmin=gamma + beta * wmin >= 0, wmax=_inv(wmax) * gamma + beta >= 0)
+    objective = -beta - gamma + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
+    problem = cp.Problem(cp.Maximize(objective), list(cons.values()))
+    return Program(
+        f"lower_bound_dual[{side}]", problem, parameters=dict(phi=phi),
+        variables=dict(beta=beta, gamma=gamma, kappa=K / N, K=K),
+        constraints=cons, info=dict(N=N, side=side, objective="v_lb"),
+    )
