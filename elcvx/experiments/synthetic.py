@@ -36,7 +36,7 @@ The study
 ---------
 For each ``N`` and each replicate ``i`` an environment is drawn and a sample of size ``N`` is
 taken from it, with the random stream ``SeedSequence(seed, spawn_key=(N, i))`` (the stream that
-``SeedSequence(seed).spawn`` would hand out, keyed by ``(N, i)``): every replicate is reproducible
+``SeedSequence(seed).spawn(N + 1)[N].spawn(i + 1)[i]`` hands out): every replicate is reproducible
 on its own, and the results depend neither on ``jobs`` nor on ``chunk_size`` nor on which other
 sizes are run. On each sample it computes
 
