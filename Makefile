@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # The stamp is rebuilt whenever pyproject.toml changes, so the venv follows the dependencies.
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow bench reproduce-synthetic clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow
+
+reproduce-synthetic: $(STAMP)
+	$(PY) -m elcvx reproduce synthetic --out docs/synthetic
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py

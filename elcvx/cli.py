@@ -152,6 +152,10 @@ def build_parser():
     demo.add_argument("--format", choices=("table", "json", "csv"), default="table",
                       help="output format (default table)")
     demo.set_defaults(func=_cmd_demo)
+
+    from .experiments.cli import add_reproduce_parser  # registers `reproduce synthetic`
+
+    add_reproduce_parser(sub)
     return parser
 
 
@@ -536,6 +540,8 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("elcvx: interrupted", file=sys.stderr)
         return 130
+    if isinstance(text, int):  # a command that prints as it goes (reproduce) returns its status
+        return text
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -306,3 +306,16 @@ def test_profile_table_and_csv(logs, capsys):
     rows = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
     assert list(rows.columns) == ["v", "statistic", "pvalue", "in_interval"]
     assert len(rows) == len(table) - 4 and rows["in_interval"].any()
+
+
+def test_reproduce_synthetic_is_wired_into_the_command(tmp_path):
+    # `elcvx reproduce synthetic` (elcvx.experiments.cli) through the main command: exit 0 and
+    # the tidy table with the columns; a bad option is one line and exit status 2.
+    out = tmp_path / "syn"
+    res = run("reproduce", "synthetic", "--replicates", 20, "--sizes", 10, "--no-plots",
+              "--quiet", "--out", out)
+    assert res.returncode == 0, res.stderr
+    header = (out / "mse.csv").read_text().splitlines()[0]
+    assert header == "n,estimator,mse,se"
+    bad = run("reproduce", "synthetic", "--replicates", 0, "--out", out)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--replicates" in bad.stderr
