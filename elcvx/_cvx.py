@@ -1,0 +1,499 @@
+r"""The cvxpy path: the EL computations as cvxpy programs solved by Clarabel, with certificates.
+
+Same contract as :mod:`elcvx._fast`: rewards rescaled to ``[0, 1]`` (``u``), counts ``c``,
+``N = sum(c)``, and the tuples of :mod:`elcvx._solutions`.
+
+How a number is produced
+------------------------
+1. The primary formulation (table below) is solved by :meth:`Program.solve`, which walks through
+   Clarabel settings in a documented order (:data:`elcvx.programs.base.ATTEMPTS`: tight
+   tolerances; shorter steps; shorter steps still with tolerances of 1e-8).
+2. An ``optimal`` status is not taken on trust (a single Clarabel solve of the lower-bound
+   program was measured returning "optimal" with errors near 1e-3): the low-dimensional dual
+   point is read off the solution (the dual program's variables, or the primal's constraint
+   multipliers) and **certified** in numpy, from the closed forms: the primal weights
+   ``q`` implied by the dual point, plus nonnegative masses on the extra atoms, must satisfy the
+   primal constraints to :data:`FEAS_TOL`, and (lower bound) the primal objective at that ``q``
+   must equal the dual objective to :data:`GAP_TOL`. A point that fails is treated like a
+   failed solve: the next settings are tried.
+3. If every attempt on the primary formulation fails, the other formulation is tried the same
+   way; if that fails too, :class:`~elcvx.SolverError` names Clarabel and the last status.
+4. The reported numbers are the closed forms at the certified dual point: ``l*_mle`` and
+   ``l_v`` are the dual objectives (within ``O(|dual error|^2)`` of the optimum, far more
+   accurate than the solver's own objective), ``v_lb`` is the dual objective with ``kappa``
+   at its optimum given ``(beta, gamma)`` (so a valid lower bound, by weak duality), and ``q``
+   are the paper's primal-dual relations.
+
+=========================  ==================  ==================  ==============================
+computation                primary             fallback            measured (see the report)
+=========================  ==================  ==================  ==============================
+:func:`mle`                :func:`mle_dual`    :func:`mle_primal`  dual: 1 variable, fewer fails
+:func:`profile`            ``profile_dual``    ``profile_primal``  2 variables, one compile per v
+:func:`lower_bound`        ``lb_primal``       ``lb_dual``         primal fails less on Clarabel
+=========================  ==================  ==================  ==============================
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import nnls
+
+from . import programs as P
+from ._solutions import BoundSolution, MLESolution, ProfileSolution
+from .errors import SolverError
+from .programs.empirical_likelihood import _data
+
+# Certificate tolerances. The atom masses recovered from a dual point may be negative by at most
+# FEAS_TOL (the primal constraints are rows of size O(1) in the scaled programs), and for the
+# lower bound the primal objective at the recovered q may exceed the dual objective by at most
+# GAP_TOL * max(1, |v|). A solution with an error near 1e-3 fails both by orders of magnitude.
+FEAS_TOL = 1e-8
+GAP_TOL = 1e-8
+
+# The residuals of the last certificate computed (for tests and measurements): ``feas`` is the
+# largest primal-feasibility violation, ``gap`` the primal-dual gap (lower bound only).
+last_certificate: dict = {}
+
+# Formulation order per computation (primary first). Measured on random samples; see the module
+# docstring and tests/test_programs.py.
+MLE_ORDER = ("dual", "primal")
+PROFILE_ORDER = ("dual", "primal")
+LOWER_BOUND_ORDER = ("primal", "dual")
+
+
+def _fail(what, errors):
+    last = errors[-1] if errors else None
+    status = getattr(last, "status", "not solved")
+    detail = "; ".join(str(e) for e in errors)
+    return SolverError(f"the cvxpy path could not solve {what}: {detail}",
+                       solver="CLARABEL", status=status)
+
+
+def _inv(x):
+    return 0.0 if math.isinf(x) else 1.0 / x
+
+
+def _two_atoms(s0, s1, wmin, wmax):
+    """Masses ``(m_lo, z_hi)`` of the atoms at ``wmin`` and (weighted) ``wmax`` that complete
+    ``sum c q = s0`` and ``sum c q w = s1`` to ``E_Q[1] = E_Q[w] = 1``."""
+    ihi = _inv(wmax)
+    det = 1.0 - wmin * ihi
+    r0, r1 = 1.0 - s0, 1.0 - s1
+    return (r0 - ihi * r1) / det, (r1 - wmin * r0) / det
+
+
+def _polish_2d(x, oracle, A, b, steps=4):
+    """Refine a solver's 2-d dual point ``x`` by Newton steps on its active face.
+
+    ``oracle(x)`` returns ``(f, g, H)`` (a concave objective, its gradient and Hessian) or
+    ``None`` outside its domain; the constraints are ``A x >= b``. The constraints that the
+    solver left tight (slack below ``1e-6`` of ``|A_i|_1 |x|_inf + |b_i|``) are taken as active, and
+    each step solves the Newton system on them as equalities, which also moves ``x`` exactly
+    onto them; a constraint whose multiplier comes out negative is released. A step that is
+    large (over ``1e-3 max(|x|, 1)``), leaves the domain or the feasible set, or lowers ``f``
+    (beyond rounding) is refused and the last point stands: this refines a solution, it does not
+    find one. Interior-point solvers meet their tolerance on the objective, which leaves the
+    argmax of these flat duals accurate to only about ``1e-6``; two or three steps make it
+    accurate to rounding.
+    """
+    x = np.asarray(x, dtype=float)
+    cur = oracle(x)
+    if cur is None:
+        return x
+    _, keep = np.unique(np.column_stack([A, b]), axis=0, return_index=True)
+    A, b = A[np.sort(keep)], b[np.sort(keep)]  # e.g. both corners at wmin = 0 are one point
+    size = np.maximum(np.abs(A).sum(axis=1) * np.max(np.abs(x)) + np.abs(b), 1e-300)
+    active = (A @ x - b) <= 1e-6 * size
+    for _ in range(steps):
+        f, g, H = cur
+        for _release in range(A.shape[0] + 1):
+            rows = np.flatnonzero(active)
+            k = rows.size
+            kkt = np.zeros((2 + k, 2 + k))
+            kkt[:2, :2] = H
+            kkt[:2, 2:] = A[rows].T
+            kkt[2:, :2] = A[rows]
+            rhs = np.concatenate([-g, b[rows] - A[rows] @ x])
+            sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+            # g + H dx + A' mu = 0: at a genuinely active constraint of max f s.t. A x >= b
+            # the multiplier mu is >= 0 (the gradient points out of the feasible set).
+            mu = sol[2:]
+            if k == 0 or mu.min() >= 0:
+                break
+            active[rows[int(np.argmin(mu))]] = False
+        else:
+            return x
+        dx = sol[:2]
+        if not np.all(np.isfinite(dx)) or not np.any(dx):
+            break
+        if np.max(np.abs(dx)) > 1e-3 * max(np.max(np.abs(x)), 1.0):
+            break
+        new = x + dx
+        if np.any(A @ new - b < -1e-12 * size):
+            break
+        nxt = oracle(new)
+        if nxt is None or nxt[0] < f - 1e-12 * max(1.0, abs(f)):
+            break
+        x, cur = new, nxt
+    return x
+
+
+# ------------------------------------------------------------------------------------------------
+# MLE
+# ------------------------------------------------------------------------------------------------
+def beta_bounds(wmin, wmax):
+    """``[-1/(wmax - 1), 1/(1 - wmin)]`` (lower end 0 when ``wmax = inf``)."""
+    return (0.0 if math.isinf(wmax) else -1.0 / (wmax - 1.0)), 1.0 / (1.0 - wmin)
+
+
+def _polish_beta(beta, x, c, lo, hi, d, steps=3):
+    """Refine the solver's ``beta`` by at most ``steps`` Newton steps on the 1-d dual.
+
+    An interior-point solver meets its tolerance on the *objective*; its ``beta`` (the argmax of
+    a flat concave function) is then accurate only to about ``1e-6`` relative, and ``q`` with
+    it. Each step is kept inside ``[lo, hi]``, must be small (at most ``1e-4`` of the interval:
+    this refines a solution, it does not find one) and must not lower the objective; otherwise
+    the solver's ``beta`` stands.
+    """
+    f = float(c @ np.log(d))
+    for _ in range(steps):
+        r = x / d
+        g, h = float(c @ r), float(c @ (r * r))
+        if h <= 0:
+            break
+        new = min(max(beta + g / h, lo), hi)
+        if new == beta or abs(new - beta) > 1e-4 * (hi - lo):
+            break
+        d_new = 1.0 + new * x
+        if not np.all(d_new > 0):
+            break
+        f_new = float(c @ np.log(d_new))
+        if f_new < f:
+            break
+        beta, d, f = new, d_new, f_new
+    return beta, d
+
+
+def certify_mle(beta, sample):
+    """``(beta, l*_mle, q)`` if ``beta`` is certified optimal for the MLE dual, else ``None``.
+
+    ``beta`` is clipped to its interval, and moved onto an end of it when it lies within
+    ``1e-6`` (of the interval's length) of that end and the end is optimal (the derivative points
+    outwards there: an exact test, so the move is safe). Certified when the primal weights
+    ``q = 1/(N (1 + beta (w - 1)))`` with nonnegative extra-atom masses satisfy the primal
+    constraints to :data:`FEAS_TOL`.
+    """
+    w, _, c, N, wmin, wmax = _data(sample)
+    if beta is None or not np.isfinite(beta):
+        return None
+    lo, hi = beta_bounds(wmin, wmax)
+    beta = min(max(float(beta), lo), hi)
+    x = w - 1.0
+    for end, sign in ((lo, -1.0), (hi, 1.0)):
+        if abs(beta - end) <= 1e-6 * (hi - lo) and beta != end:
+            d = 1.0 + end * x
+            if np.all(d > 0) and sign * float(c @ (x / d)) >= 0:
+                beta = end
+    d = 1.0 + beta * x
+    if not np.all(d > 0):
+        return None
+    beta, d = _polish_beta(beta, x, c, lo, hi, d)
+    q = 1.0 / (N * d)
+    m_lo, z_hi = _two_atoms(float(c @ q), float((c * w) @ q), wmin, wmax)
+    last_certificate.clear()
+    last_certificate.update(feas=max(0.0, -m_lo, -z_hi))
+    if min(m_lo, z_hi) < -FEAS_TOL:
+        return None
+    return beta, float(c @ np.log1p(beta * x)), q
+
+
+def mle(sample) -> MLESolution:
+    """``beta*``, ``l*_mle`` and ``q`` from :func:`~elcvx.programs.mle_dual` (fallback: the primal).
+
+    Raises :class:`~elcvx.SolverError` when neither formulation yields a certified solution.
+    """
+    readers = {
+        "dual": (P.mle_dual, lambda p: p.variables["beta"].value),
+        "primal": (P.mle_primal, lambda p: p.constraints["weight"].dual_value),
+    }
+    errors = []
+    for form in MLE_ORDER:
+        build, read = readers[form]
+        program = build(sample)
+        found = {}
+
+        def check(p, read=read, found=found):
+            found["sol"] = certify_mle(_scalar(read(p)), sample)
+            return found["sol"] is not None
+
+        try:
+            program.solve(check=check)
+        except SolverError as exc:
+            errors.append(exc)
+            continue
+        beta, loglik, q = found["sol"]
+        return MLESolution(beta=beta, loglik=loglik, q=q, status=_status(form, MLE_ORDER, program))
+    raise _fail("the MLE", errors)
+
+
+def _scalar(x):
+    if x is None:
+        return None
+    return float(np.asarray(x, dtype=float).reshape(-1)[0])
+
+
+def _status(form, order, program):
+    """``"optimal"``, qualified by the fallbacks that were needed to get there."""
+    notes = []
+    if form != order[0]:
+        notes.append(f"{form} formulation")
+    if program.log and program.log[-1][0] > 0:
+        notes.append(f"settings #{program.log[-1][0]}")
+    return "optimal" + (f" ({', '.join(notes)})" if notes else "")
+
+
+# ------------------------------------------------------------------------------------------------
+# Profile likelihood
+# ------------------------------------------------------------------------------------------------
+def _corner_matrix(wmin, wmax):
+    """Rows ``E_Q[1], E_Q[w], E_Q[w u]`` of the corner atoms ``m_l0, m_l1, z_h0, z_h1``."""
+    ihi = _inv(wmax)
+    return np.array([[1.0, 1.0, ihi, ihi],
+                     [wmin, wmin, 1.0, 1.0],
+                     [0.0, wmin, 0.0, 1.0]])
+
+
+def certify_profile(beta, tau, v, sample):
+    """``(l_v, beta, tau)`` if ``(beta, tau)`` certifies the profile dual at ``v``, else ``None``.
+
+    The point is first refined by Newton steps on its active face (:func:`_polish_2d`).
+
+    Dual feasibility: ``1 + beta (w - 1) + tau (w u - v) > 0`` on every row and the four corner
+    constraints hold to 1e-9. Primal feasibility: ``q_n = 1/(N (1 + beta (w_n - 1) +
+    tau (w_n u_n - v)))`` plus nonnegative corner-atom masses (a 3 x 4 nonnegative least-squares
+    problem) meet ``E_Q[1] = E_Q[w] = 1``, ``E_Q[w u] = v`` to :data:`FEAS_TOL`. Then the primal
+    value ``sum c log q`` equals ``-N log N - l_v(beta, tau)``, which certifies both.
+    """
+    w, u, c, N, wmin, wmax = _data(sample)
+    if beta is None or tau is None or not (np.isfinite(beta) and np.isfinite(tau)):
+        return None
+    ihi = _inv(wmax)
+    zb, zt = w - 1.0, w * u - v
+
+    def oracle(x):
+        d = 1.0 + x[0] * zb + x[1] * zt
+        if not np.all(d > 0):
+            return None
+        r1, r2 = zb / d, zt / d
+        g = np.array([c @ r1, c @ r2]) / N
+        h12 = c @ (r1 * r2)
+        H = -np.array([[c @ (r1 * r1), h12], [h12, c @ (r2 * r2)]]) / N
+        return float(c @ np.log(d)) / N, g, H
+
+    A = np.array([[wmin - 1.0, -v], [wmin - 1.0, wmin - v],
+                  [1.0 - ihi, -ihi * v], [1.0 - ihi, 1.0 - ihi * v]])
+    b = np.array([-1.0, -1.0, -ihi, -ihi])
+    beta, tau = _polish_2d(np.array([beta, tau]), oracle, A, b)
+    corners = np.array([1 + beta * (wmin - 1) - tau * v,
+                        1 + beta * (wmin - 1) + tau * (wmin - v),
+                        ihi + beta * (1 - ihi) - ihi * tau * v,
+                        ihi + beta * (1 - ihi) + tau * (1 - ihi * v)])
+    if corners.min() < -1e-9 * max(1.0, abs(beta), abs(tau)):
+        return None
+    d = 1.0 + beta * (w - 1.0) + tau * (w * u - v)
+    if not np.all(d > 0):
+        return None
+    q = 1.0 / (N * d)
+    residual = np.array([1.0 - c @ q, 1.0 - (c * w) @ q, v - (c * w * u) @ q])
+    _, rnorm = nnls(_corner_matrix(wmin, wmax), residual)
+    last_certificate.clear()
+    last_certificate.update(feas=float(rnorm))
+    if not rnorm <= FEAS_TOL:
+        return None
+    return float(c @ np.log(d)), float(beta), float(tau)
+
+
+def _profile_infeasible(v, sample):
+    """True when no distribution on the sample and the corners has ``E_Q[w u] = v``."""
+    w, u = sample.w, sample.u
+    if not 0.0 <= v <= 1.0:
+        return True
+    if v == 0.0:
+        return bool(np.any(w * u > 0))
+    if v == 1.0:
+        return bool(np.any(w * (1.0 - u) > 0))
+    return False
+
+
+def profile(sample, v) -> ProfileSolution:
+    """``l_v`` (and the dual ``beta``, ``tau``) for each ``v`` in a 1-d array, unit scale.
+
+    One program per formulation is compiled and re-solved for every ``v`` (``v`` is a
+    :class:`cvxpy.Parameter`). Where the primal is infeasible (``v`` outside ``[0, 1]``, or at
+    an end the data exclude) ``l_v = inf`` and ``beta = tau = nan``, without a solve.
+    """
+    v = np.atleast_1d(np.asarray(v, dtype=float))
+    if v.ndim != 1:
+        raise ValueError("v must be a scalar or a 1-d array")
+    out_l = np.full(v.shape, np.inf)
+    out_b = np.full(v.shape, np.nan)
+    out_t = np.full(v.shape, np.nan)
+    builders = {"dual": P.profile_dual, "primal": P.profile_primal}
+    readers = {
+        "dual": lambda p: (p.variables["beta"].value, p.variables["tau"].value),
+        "primal": lambda p: (p.constraints["weight"].dual_value, p.constraints["value"].dual_value),
+    }
+    programs = {}
+    statuses = set()
+    for i, vi in enumerate(v):
+        if np.isnan(vi):
+            raise ValueError(f"v[{i}] is NaN")
+        if _profile_infeasible(vi, sample):
+            continue
+        errors = []
+        for form in PROFILE_ORDER:
+            if form not in programs:
+                programs[form] = builders[form](sample)
+            program = programs[form]
+            found = {}
+
+            def check(p, form=form, found=found, vi=vi):
+                b, t = readers[form](p)
+                found["sol"] = certify_profile(_scalar(b), _scalar(t), vi, sample)
+                return found["sol"] is not None
+
+            try:
+                program.solve(check=check, v=float(vi))
+            except SolverError as exc:
+                errors.append(exc)
+                continue
+            out_l[i], out_b[i], out_t[i] = found["sol"]
+            statuses.add(_status(form, PROFILE_ORDER, program))
+            break
+        else:
+            raise _fail(f"the profile likelihood at v = {vi!r}", errors)
+    status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
+    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status)
+
+
+# ------------------------------------------------------------------------------------------------
+# Lower bound
+# ------------------------------------------------------------------------------------------------
+def certify_lower_bound(beta, gamma, phi, sample, side="lower"):
+    """``(v_lb, beta, gamma, kappa, q)`` if ``(beta, gamma)`` is certified, else ``None``.
+
+    The point is first refined by Newton steps on its active face (:func:`_polish_2d`) of the
+    dual with ``kappa`` eliminated, ``max N kappa(beta, gamma) - gamma - beta``.
+
+    With ``kappa`` at its optimum given ``(beta, gamma)`` (``log(N kappa) = phi/N + log N +
+    mean_c log a``, ``a = gamma + beta w + w u``) the dual objective is
+    ``D = N kappa - gamma - beta`` (a lower bound on ``v_lb`` for any dual-feasible point), the
+    primal weights are ``q = kappa / a`` and they meet the log-likelihood constraint with
+    equality. Certified when ``q`` plus nonnegative masses on the atoms ``(wmin, 0)``,
+    ``(wmax, 0)`` meets ``E_Q[1] = E_Q[w] = 1`` to :data:`FEAS_TOL` and the primal objective
+    ``sum c q w u`` exceeds ``D`` by at most :data:`GAP_TOL` ``* max(1, |D|)``. A dual point that
+    violates ``gamma + beta wmin >= 0`` or ``gamma + beta wmax >= 0`` by rounding is first moved
+    onto the constraint (``gamma`` raised).
+    """
+    w, u, c, N, wmin, wmax = _data(sample, side)
+    if beta is None or gamma is None or not (np.isfinite(beta) and np.isfinite(gamma)):
+        return None
+    psi = phi / N + math.log(N)
+    wu = w * u
+
+    def oracle(x):
+        a = x[1] + x[0] * w + wu
+        if not np.all(a > 0):
+            return None
+        log_k = psi + float(c @ np.log(a)) / N
+        if log_k > 700:
+            return None
+        K = math.exp(log_k)
+        r1, r0 = w / a, 1.0 / a
+        m1 = np.array([c @ r1, c @ r0]) / N
+        h01 = c @ (r1 * r0)
+        M2 = np.array([[c @ (r1 * r1), h01], [h01, c @ (r0 * r0)]]) / N
+        return K - x[0] - x[1], K * m1 - 1.0, K * (np.outer(m1, m1) - M2)
+
+    ihi = _inv(wmax)
+    A = np.array([[wmin, 1.0], [1.0, ihi]])
+    beta, gamma = _polish_2d(np.array([beta, gamma]), oracle, A, np.zeros(2))
+    beta, gamma = float(beta), float(gamma)
+    if math.isinf(wmax):
+        beta = max(beta, 0.0)
+        gamma = max(gamma, -beta * wmin)
+    else:
+        gamma = max(gamma, -beta * wmin, -beta * wmax)
+    a = gamma + beta * w + w * u
+    if not np.all(a > 0):
+        return None
+    log_k = psi + float(c @ np.log(a)) / N
+    if log_k > 700:
+        return None
+    K = math.exp(log_k)
+    D = K - gamma - beta
+    q = K / (N * a)
+    m_lo, z_hi = _two_atoms(float(c @ q), float((c * w) @ q), wmin, wmax)
+    primal = float((c * w * u) @ q)
+    last_certificate.clear()
+    last_certificate.update(feas=max(0.0, -m_lo, -z_hi), gap=abs(primal - D) / max(1.0, abs(D)))
+    if min(m_lo, z_hi) < -FEAS_TOL or abs(primal - D) > GAP_TOL * max(1.0, abs(D)):
+        return None
+    return D, beta, gamma, K / N, q
+
+
+def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
+    """The lower end ``v_lb`` of the interval on the unit scale (of ``1 - u`` for ``side="upper"``).
+
+    ``phi = -N log N - loglik - quantile / 2``. Solved by :func:`lower_bound_primal` (fallback:
+    :func:`lower_bound_dual`), then certified (:func:`certify_lower_bound`).
+
+    ``quantile = 0`` makes the likelihood ball the single MLE: the bound is then
+    ``sum c q_mle w u`` and the multipliers are unbounded (``kappa = inf``, ``beta = gamma =
+    nan``). ``quantile = inf`` makes the ball everything: the bound is 0, with zero multipliers.
+    When every ``w u`` is 0 the bound is 0 (``q`` is then the MLE's, one of many optima).
+    """
+    w, u, c, N, wmin, wmax = _data(sample, side)
+    quantile = float(quantile)
+    if not quantile >= 0:
+        raise ValueError(f"quantile={quantile!r} must be >= 0")
+    if quantile == math.inf:
+        return BoundSolution(value=0.0, beta=0.0, gamma=0.0, kappa=0.0, q=np.zeros_like(w),
+                             status="optimal (quantile = inf)")
+    if quantile == 0:
+        m = mle(sample)
+        return BoundSolution(value=float((c * w * u) @ m.q), beta=math.nan, gamma=math.nan,
+                             kappa=math.inf, q=m.q, status="optimal (quantile = 0: the MLE)")
+    if not np.any(w * u > 0):
+        # Every E_Q[w u] is 0: so is the bound, and the dual optimum is the limit
+        # beta = gamma = kappa = 0 (a = w u = 0 puts it on the edge of the exponential cone).
+        m = mle(sample)
+        return BoundSolution(value=0.0, beta=0.0, gamma=0.0, kappa=0.0, q=m.q,
+                             status="optimal (every w u is 0)")
+    phi = -N * math.log(N) - float(loglik) - quantile / 2.0
+    builders = {"primal": P.lower_bound_primal, "dual": P.lower_bound_dual}
+    readers = {
+        "primal": lambda p: (p.constraints["weight"].dual_value, p.constraints["mass"].dual_value),
+        "dual": lambda p: (p.variables["beta"].value, p.variables["gamma"].value),
+    }
+    errors = []
+    for form in LOWER_BOUND_ORDER:
+        program = builders[form](sample, side=side)
+        found = {}
+
+        def check(p, form=form, found=found):
+            b, g = readers[form](p)
+            found["sol"] = certify_lower_bound(_scalar(b), _scalar(g), phi, sample, side)
+            return found["sol"] is not None
+
+        try:
+            program.solve(check=check, phi=phi)
+        except SolverError as exc:
+            errors.append(exc)
+            continue
+        value, beta, gamma, kappa, q = found["sol"]
+        return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,
+                             status=_status(form, LOWER_BOUND_ORDER, program))
+    raise _fail(f"the {side} bound", errors)
