@@ -1,0 +1,226 @@
+"""Every fenced Python block in README.md and docs/**/*.md runs, and its shown output is checked.
+
+The convention (also stated in docs/index.md's "About these pages"):
+
+* A page's ```` ```python ```` blocks run in order in one namespace (like a notebook), with the
+  repository root as the working directory.
+* A ```` ```python ```` block followed (blank lines allowed) by a ```` ```text ```` block: the
+  text block is the block's expected standard output. A block whose first line starts with
+  ``>>>`` is a doctest instead (prompts and expected output interleaved). Both are compared by
+  :class:`doctest.OutputChecker` with ``ELLIPSIS`` and ``NORMALIZE_WHITESPACE``.
+* Markers: an HTML comment right before a fence (invisible on GitHub and in the site),
+
+  - ``<!-- docs-test: setup`` ... ``-->``: Python code run before the next block (hidden set-up,
+    e.g. data that a sketch assumes);
+  - ``<!-- docs-test: skip: REASON -->``: do not run the next block; a reason is required;
+  - ``<!-- docs-test: output-of: elcvx ARGS -->`` before a ```` ```text ```` block: that block is
+    the standard output of the ``elcvx`` command (run in-process from the repository root).
+
+Other blocks (``text``, ``console``, plain) are prose and are not run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import io
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+PYTHON = {"python", "py", "pycon"}
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+# The whole documentation must run in well under a minute (measured ~20 s; see the test below).
+BUDGET_SECONDS = 60.0
+
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
+MARKER = re.compile(r"<!--\s*docs-test:\s*(?P<body>.*?)-->", re.S)
+
+
+@dataclass
+class Block:
+    path: Path
+    line: int  # 1-based line of the opening fence
+    lang: str
+    code: str
+    markers: list = field(default_factory=list)  # (kind, argument) pairs, in order
+    expected: Block | None = None  # the text block that shows this block's output
+
+    @property
+    def where(self) -> str:
+        path = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{path}:{self.line}"
+
+
+def _marker(body: str, where: str):
+    kind, _, arg = body.partition(":") if not body.startswith("setup") else ("setup", "", body[5:])
+    kind = kind.strip()
+    if kind == "setup":
+        return "setup", arg.strip("\n")
+    if kind == "skip":
+        if not arg.strip():
+            raise ValueError(f"{where}: a docs-test skip marker needs a reason")
+        return "skip", arg.strip()
+    if kind == "output-of":
+        return "output-of", arg.strip()
+    raise ValueError(f"{where}: unknown docs-test marker {body!r}")
+
+
+def parse(path: Path) -> list[Block]:
+    """The fenced blocks of a Markdown file, with their markers and expected-output links."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    pending: list = []  # markers seen since the last fence or prose line
+    last_closed: Block | None = None  # the block closed just before (only blank lines since)
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = FENCE.match(line)
+        if m:
+            indent, fence = m["indent"], m["fence"]
+            lang = m["info"].strip().split(" ")[0].lower() if m["info"].strip() else ""
+            body = []
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(fence):
+                body.append(lines[j][len(indent):] if lines[j].startswith(indent) else lines[j])
+                j += 1
+            if j == len(lines):
+                raise ValueError(f"{path}:{i + 1}: unclosed code fence")
+            block = Block(path, i + 1, lang, "".join(line + "\n" for line in body), pending)
+            if (lang == "text" and last_closed is not None and last_closed.lang in PYTHON
+                    and not any(k == "output-of" for k, _ in pending)):
+                last_closed.expected = block
+            blocks.append(block)
+            pending, last_closed = [], block
+            i = j + 1
+            continue
+        if line.lstrip().startswith("<!--") and "docs-test" in line:
+            j = i
+            text = line
+            while "-->" not in text:
+                j += 1
+                text += "\n" + lines[j]
+            m = MARKER.search(text)
+            if m:
+                pending.append(_marker(m["body"], f"{path}:{i + 1}"))
+            i = j + 1
+            continue
+        if line.strip():
+            pending, last_closed = [], None
+        i += 1
+    return blocks
+
+
+def _check(block: Block, want: str, got: str):
+    checker = doctest.OutputChecker()
+    if not checker.check_output(want, got, FLAGS):
+        example = doctest.Example("", want)
+        diff = checker.output_difference(example, got, FLAGS)
+        raise AssertionError(f"{block.where}: output differs from the text block below it\n{diff}")
+
+
+def _run_python(block: Block, namespace: dict):
+    if block.code.lstrip().startswith(">>>"):
+        test = doctest.DocTestParser().get_doctest(block.code, namespace, block.where,
+                                                   str(block.path), block.line)
+        out = io.StringIO()
+        runner = doctest.DocTestRunner(optionflags=FLAGS)
+        runner.run(test, out=out.write, clear_globs=False)
+        if runner.failures:
+            raise AssertionError(f"{block.where}: doctest failed\n{out.getvalue()}")
+        return
+    stdout = io.StringIO()
+    code = compile(block.code, block.where, "exec")
+    with contextlib.redirect_stdout(stdout):
+        exec(code, namespace)
+    if block.expected is not None:
+        _check(block, block.expected.code, stdout.getvalue())
+
+
+def _run_command(block: Block, command: str):
+    argv = shlex.split(command)
+    if not argv or argv[0] != "elcvx":
+        raise ValueError(f"{block.where}: output-of runs only elcvx commands, not {command!r}")
+    from elcvx.cli import main
+
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        status = main(argv[1:])
+    assert status == 0, f"{block.where}: {command!r} exited with status {status}"
+    _check(block, block.code, stdout.getvalue())
+
+
+def run_page(path: Path):
+    namespace = {"__name__": "__docs__"}
+    for block in parse(path):
+        skip = [arg for kind, arg in block.markers if kind == "skip"]
+        for kind, arg in block.markers:
+            if kind == "setup" and not skip:
+                exec(compile(arg, f"{block.where} (set-up)", "exec"), namespace)
+            elif kind == "output-of" and not skip:
+                _run_command(block, arg)
+        if block.lang in PYTHON and not skip:
+            _run_python(block, namespace)
+
+
+TIMES: dict = {}
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_page(path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    start = time.perf_counter()
+    run_page(path)
+    TIMES[path] = time.perf_counter() - start
+
+
+def test_budget():
+    # Runs after the pages (pytest keeps definition order): the documentation stays fast.
+    total = sum(TIMES.values())
+    assert total < BUDGET_SECONDS, {str(p.relative_to(ROOT)): round(t, 1) for p, t in TIMES.items()}
+
+
+# ------------------------------------------------------------------------------------------------
+# The convention itself
+# ------------------------------------------------------------------------------------------------
+def test_parser_links_output_and_markers(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Intro.\n\n"
+        "<!-- docs-test: setup\nx = 2\n-->\n"
+        "```python\nprint(x + 1)\n```\n\n"
+        "```text\n3\n```\n\n"
+        "Prose breaks the link.\n\n"
+        "```text\nnot an output\n```\n\n"
+        "<!-- docs-test: skip: needs a GPU -->\n"
+        "```python\nraise SystemExit\n```\n\n"
+        "  ```python\n  >>> x * 10\n  20\n  ```\n",
+        encoding="utf-8",
+    )
+    blocks = parse(page)
+    assert [b.lang for b in blocks] == ["python", "text", "text", "python", "python"]
+    assert blocks[0].markers == [("setup", "x = 2")] and blocks[0].expected is blocks[1]
+    assert blocks[3].markers == [("skip", "needs a GPU")]
+    run_page(page)  # the setup runs, the skipped block does not, the indented doctest passes
+    page.write_text("```python\nprint(1)\n```\n```text\n2\n```\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match="output differs"):
+        run_page(page)
+    page.write_text("<!-- docs-test: skip: -->\n```python\n1\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="needs a reason"):
+        parse(page)
+
+
+def test_every_page_has_no_stray_markers():
+    # A marker must sit right before a fence; one followed by prose would be silently ignored.
+    for path in PAGES:
+        text = path.read_text(encoding="utf-8")
+        for m in MARKER.finditer(text):
+            rest = text[m.end():].lstrip("\n ")
+            assert rest.startswith(("```", "~~~", "<!-- docs-test")), \
+                f"{path.relative_to(ROOT)}: docs-test marker not followed by a code block"
