@@ -251,6 +251,8 @@ def _status(form, order, program):
         notes.append(f"{form} formulation")
     if program.log and program.log[-1][0] > 0:
         notes.append(f"settings #{program.log[-1][0]}")
+    if program.log and program.log[-1][1] != "optimal":
+        notes.append(f"certified; Clarabel: {program.log[-1][1].replace(' (certified)', '')}")
     return "optimal" + (f" ({', '.join(notes)})" if notes else "")
 
 
@@ -496,4 +498,55 @@ def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
         value, beta, gamma, kappa, q = found["sol"]
         return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,
                              status=_status(form, LOWER_BOUND_ORDER, program))
+    try:
+        sol = _lower_bound_by_profile(sample, loglik, quantile, phi, side)
+    except SolverError as exc:
+        errors.append(exc)
+        sol = None
+    if sol is not None:
+        return sol
     raise _fail(f"the {side} bound", errors)
+
+
+def _lower_bound_by_profile(sample, loglik, quantile, phi, side):
+    """Last resort: the left root of ``2 (l_v - l*_mle) = quantile`` by Brent's method on
+    :func:`profile`, converted to the lower-bound dual and certified.
+
+    At the root the two programs share their primal ``q``: ``kappa / (gamma + beta w + w u) =
+    1 / (N (1 + beta_v (w - 1) + tau_v (w u - v)))`` gives ``kappa = 1/(N tau_v)``,
+    ``beta = beta_v / tau_v`` and ``gamma = (1 - beta_v - tau_v v) / tau_v``, which
+    :func:`certify_lower_bound` refines and certifies. ``None`` if that fails.
+    """
+    from scipy.optimize import brentq
+
+    if side == "upper":
+        sample = sample.with_rewards(sample.rmax + sample.rmin - sample.r)
+    w, u, c, N, _, _ = _data(sample)
+    m = mle(sample)
+    hi = float((c * w * u) @ m.q)  # the low end of the estimate set, where l_v = l*_mle
+    last = {}
+
+    def excess(v):
+        sol = profile(sample, np.array([v]))
+        last[v] = (sol.beta[0], sol.tau[0])
+        return 2.0 * (sol.loglik[0] - loglik) - quantile
+
+    lo = hi
+    for _ in range(60):
+        lo *= 0.5
+        if excess(lo) > 0:
+            break
+    else:
+        return None
+    v = brentq(excess, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=200)
+    if v not in last:
+        excess(v)
+    beta_v, tau_v = last[v]
+    if not tau_v > 0:
+        return None
+    sol = certify_lower_bound(beta_v / tau_v, (1.0 - beta_v - tau_v * v) / tau_v, phi, sample)
+    if sol is None:
+        return None
+    value, beta, gamma, kappa, q = sol
+    return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,
+                         status="optimal (root of the profile likelihood, certified)")
