@@ -41,6 +41,7 @@ BUDGET_SECONDS = 60.0
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 MARKER = re.compile(r"<!--\s*docs-test:\s*(?P<body>.*?)-->", re.S)
+LINE_MARKER = re.compile(r"^[ \t]*<!--\s*docs-test:.*?-->", re.S | re.M)  # at a line's start
 
 
 @dataclass
@@ -220,7 +221,7 @@ def test_every_page_has_no_stray_markers():
     # A marker must sit right before a fence; one followed by prose would be silently ignored.
     for path in PAGES:
         text = path.read_text(encoding="utf-8")
-        for m in MARKER.finditer(text):
+        for m in LINE_MARKER.finditer(text):
             rest = text[m.end():].lstrip("\n ")
             assert rest.startswith(("```", "~~~", "<!-- docs-test")), \
                 f"{path.relative_to(ROOT)}: docs-test marker not followed by a code block"
