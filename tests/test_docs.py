@@ -24,8 +24,11 @@ from __future__ import annotations
 import contextlib
 import doctest
 import io
+import os
 import re
 import shlex
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,3 +228,24 @@ def test_every_page_has_no_stray_markers():
             rest = text[m.end():].lstrip("\n ")
             assert rest.startswith(("```", "~~~", "<!-- docs-test")), \
                 f"{path.relative_to(ROOT)}: docs-test marker not followed by a code block"
+
+
+# ------------------------------------------------------------------------------------------------
+# The site
+# ------------------------------------------------------------------------------------------------
+def test_site_builds_strict(tmp_path):
+    # `mkdocs build --strict` (the `docs` extra): a broken link or anchor, a page missing from the
+    # nav, or a docstring that mkdocstrings cannot parse is an error. About 3 s.
+    for module in ("mkdocs", "material", "mkdocstrings_handlers.python"):
+        pytest.importorskip(module)
+    out = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "Set-up on a fresh machine" in index  # the README is the home page
+    assert 'href="cli/"' in index and 'href="docs/' not in index  # its links made relative
+    api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
+    assert 'id="elcvx.estimate.estimate"' in api and ":func:`" not in api
