@@ -1,6 +1,6 @@
 """Every fenced Python block in README.md and docs/**/*.md runs, and its shown output is checked.
 
-The convention (also stated in docs/index.md's "About these pages"):
+The convention (also stated in docs/index.md, "About this documentation"):
 
 * A page's ```` ```python ```` blocks run in order in one namespace (like a notebook), with the
   repository root as the working directory.
