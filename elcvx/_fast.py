@@ -185,17 +185,21 @@ def _maximize_2d(oracle, x0, G, h, scale, gap=None, soft=None):
             t = np.array([-n_[1], n_[0]])
             curv = float(t @ H @ t)
             slope = float(g @ t)
-            d = t * (-slope / curv) if curv < 0 else t * np.sign(slope) * 0.0
+            if curv < 0:
+                d = t * (-slope / curv)
+            else:  # linear along the face (e.g. one example): go up it as far as allowed
+                d = t * np.sign(slope) * max(np.linalg.norm(x), 1.0) / np.linalg.norm(t)
         else:
             d = np.zeros(2)
         decrement = float(g @ d)
         size = scale(f, x)
         if decrement <= 1e-13 * size:
             # Stationary on the face: check the multipliers of the active constraints.
+            # (After the Jacobi scaling in _newton_direction, a small decrement means a small
+            # scaled gradient, except along a flat direction, which gets a long step instead.)
             if not active:
                 return x, f, active, "optimal"
-            A = G[active]
-            mult, *_ = np.linalg.lstsq(A.T, g, rcond=None)
+            mult, *_ = np.linalg.lstsq(G[active].T, g, rcond=None)
             if np.all(mult >= -1e-13 * size):
                 return x, f, active, "optimal"
             active.pop(int(np.argmin(mult)))
@@ -243,23 +247,30 @@ def _maximize_2d(oracle, x0, G, h, scale, gap=None, soft=None):
 def _newton_direction(g, H, x):
     """``-H^{-1} g`` for a negative definite ``H``; on a singular ``H``, Newton in its range.
 
-    A concave function that is flat along a direction (e.g. the bound when every weight is 1,
-    which depends on ``gamma + beta`` only) has a singular Hessian and no gradient along it.
+    The test for singularity is made after a diagonal (Jacobi) scaling, so that coordinates of
+    very different sizes (``p`` and ``m`` differ by ``wmax``, up to ``1e6``) do not pass for a
+    flat direction. Along a flat direction (the bound depends on the denominators' scale only
+    through ``gamma + beta`` when every weight is 1; a single example makes the objective linear)
+    the objective is linear: the step goes up it as far as ``x`` is long, and the line search and
+    the constraints cut it down.
     """
-    det = H[0, 0] * H[1, 1] - H[0, 1] * H[1, 0]
-    if H[0, 0] < 0 and det > 1e-12 * H[0, 0] * H[1, 1]:
-        return -np.array([H[1, 1] * g[0] - H[0, 1] * g[1],
-                          -H[1, 0] * g[0] + H[0, 0] * g[1]]) / det
-    vals, vecs = np.linalg.eigh(H)
-    curved = vals < -1e-12 * max(abs(vals).max(), 1e-300)
-    if not curved.any():
-        # No curvature (a linear objective, as with a single example): a gradient step as long
-        # as x itself; the line search and the constraints cut it down.
-        return g / max(np.linalg.norm(g), 1e-300) * max(np.linalg.norm(x), 1.0)
-    d = np.zeros(2)
-    for lam, vec in zip(vals[curved], vecs.T[curved]):
-        d -= (vec @ g) / lam * vec
-    return d
+    diag = np.sqrt(np.where(-np.diag(H) > 0, -np.diag(H), 1.0))
+    Hs = H / np.outer(diag, diag)
+    gs = g / diag
+    det = Hs[0, 0] * Hs[1, 1] - Hs[0, 1] * Hs[1, 0]
+    if Hs[0, 0] < 0 and det > 1e-12:
+        ds = -np.array([Hs[1, 1] * gs[0] - Hs[0, 1] * gs[1],
+                        -Hs[1, 0] * gs[0] + Hs[0, 0] * gs[1]]) / det
+        return ds / diag
+    vals, vecs = np.linalg.eigh(Hs)
+    length = max(np.linalg.norm(x * diag), 1.0)
+    ds = np.zeros(2)
+    for lam, vec in zip(vals, vecs.T):
+        if lam < -1e-6:
+            ds -= (vec @ gs) / lam * vec
+        else:
+            ds += np.sign(vec @ gs) * length * vec
+    return ds / diag
 
 
 # ---------------------------------------------------------------------------------------------
