@@ -307,3 +307,17 @@ def test_fast_path_is_robust_and_takes_few_passes():
         assert est.status.startswith("optimal") and ci.status.startswith(("optimal", "whole range"))
         assert -1e-12 <= ci.low <= est.value_range.low + 1e-9
         assert est.value_range.high <= ci.high + 1e-9 and ci.high <= 1 + 1e-12
+
+
+def test_bounds_solved_by_hand_with_an_observed_extreme_weight():
+    # Found by tests/test_paths.py (the fast path once returned 0 here). One example w = wmax = 2,
+    # r = 1: beta* = 1, q_mle = 1/2, l* = log 2, so phi = -log 2 - q/2 and the lower bound is
+    # min 2 q s.t. log q >= phi (the atoms at 0 and 2 absorb the rest): 2 (1/2) exp(-q/2).
+    q = stats.chi2.ppf(0.95, 1)
+    ci = elcvx.interval(Sample([2.0], [1.0], wmax=2.0), method="fast")
+    assert_agree(ci.low, np.exp(-q / 2), tol=1e-12)
+    # w = (2, 0), r = (0, 0): on 1 - r the lower bound is min 2 q1 s.t. q1 q2 >= exp(-q/2)/4 with
+    # q2 <= 1/2 (E_Q[w] = 1 leaves the atom at wmax the rest), i.e. exp(-q/2); high = 1 - that.
+    ci = elcvx.interval(Sample([2.0, 0.0], [0.0, 0.0], wmax=2.0), method="fast")
+    assert_agree(ci.high, 1 - np.exp(-q / 2), tol=1e-12)
+    assert ci.low == 0.0
