@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # The stamp is rebuilt whenever pyproject.toml changes, so the venv follows the dependencies.
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench reproduce-synthetic clean
+.PHONY: demo test test-slow bench docs reproduce-synthetic clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow
 
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict
+
 reproduce-synthetic: $(STAMP)
 	$(PY) -m elcvx reproduce synthetic --out docs/synthetic
 
@@ -29,4 +32,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis

@@ -687,6 +687,9 @@ def sample_from_dataframe(df, *, weight=None, target_prob=None, logging_prob=Non
                           rmax=None, cmin=None, cmax=None) -> Sample:
     """A :class:`~elcvx.Sample` from the columns of a pandas DataFrame.
 
+    Without column names, ``target_prob`` and ``logging_prob`` are used if both exist, else
+    ``weight`` or ``w``; ``reward`` or ``r``, else ``cost``.
+
     Parameters
     ----------
     df : pandas.DataFrame
@@ -709,9 +712,6 @@ def sample_from_dataframe(df, *, weight=None, target_prob=None, logging_prob=Non
         The reward range, default ``[0, 1]``.
     cmin, cmax : float, optional
         The cost range instead (both): the reward range is then ``[-cmax, -cmin]``.
-
-    Without column names, ``target_prob`` and ``logging_prob`` are used if both exist, else
-    ``weight`` or ``w``; ``reward`` or ``r``, else ``cost``.
 
     Returns
     -------
