@@ -523,7 +523,8 @@ def _lower_bound_by_profile(sample, loglik, quantile, phi, side):
         sample = sample.with_rewards(sample.rmax + sample.rmin - sample.r)
     w, u, c, N, _, _ = _data(sample)
     m = mle(sample)
-    hi = float((c * w * u) @ m.q)  # the low end of the estimate set, where l_v = l*_mle
+    # The low end of the estimate set, where l_v = l*_mle (clipped: rounding can put it above 1).
+    hi = min(float((c * w * u) @ m.q), 1.0)
     last = {}
 
     def excess(v):
@@ -531,6 +532,8 @@ def _lower_bound_by_profile(sample, loglik, quantile, phi, side):
         last[v] = (sol.beta[0], sol.tau[0])
         return 2.0 * (sol.loglik[0] - loglik) - quantile
 
+    if not excess(hi) < 0:
+        return None
     lo = hi
     for _ in range(60):
         lo *= 0.5

@@ -218,8 +218,12 @@ def profile_dual(sample) -> Program:
     ``beta + tau >= 0``. The dual values of the corner constraints ``wmin,0``, ``wmin,1``,
     ``wmax,0``, ``wmax,1`` are the primal's atom masses ``m_l0, m_l1, z_h0, z_h1``.
 
-    An infeasible primal (``v`` outside ``[0, 1]``, or at an end that the data exclude) makes
-    this program unbounded: the solver then reports ``unbounded``, never a number.
+    **Check ``v`` first.** An infeasible primal (``v`` outside ``[0, 1]``, or an end of it that
+    the data exclude) makes this program unbounded, but only logarithmically: there is no
+    improving ray, hence no certificate of unboundedness, and Clarabel was measured reporting
+    ``optimal`` with ``|beta|, |tau| ~ 1e13`` and a finite, meaningless value (about 30).
+    :func:`elcvx._cvx.profile` decides feasibility exactly before solving, and its certificate
+    rejects such a point.
 
     Handles: ``parameters`` ``v``; ``variables`` ``beta``, ``tau``; ``constraints`` the corners.
     """
