@@ -424,7 +424,10 @@ def paired_outcome(a, b, *, higher_is_better: bool, level: float = LEVEL) -> str
             better = d[0] > 0 if higher_is_better else d[0] < 0
             return "win" if better else "loss"
         return "tie"
-    with np.errstate(all="ignore"):
+    import warnings
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # nearly identical columns: p is nan or ~1
         res = stats.ttest_rel(a, b)
     if not np.isfinite(res.pvalue) or res.pvalue >= 1 - level:
         return "tie"

@@ -1,0 +1,187 @@
+"""The realistic-data experiments (elcvx.experiments.realistic): data handling, transform, splits,
+true values, paired tests, reproducibility, errors, and a quick end-to-end run of the CLI."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from elcvx.experiments import realistic as R
+from elcvx.experiments.cli import main as reproduce_main
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "openml"
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not present")
+
+
+def _write(path: Path, text: str) -> Path:
+    with gzip.open(path, "wt") as fh:
+        fh.write(text)
+    return path
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    """A 12-row, 3-class dataset written by hand."""
+    rows = ["x1,x2,label"] + [f"{i},{i % 4},{i % 3}" for i in range(12)]
+    _write(tmp_path / "9_tiny.csv.gz", "\n".join(rows) + "\n")
+    return tmp_path
+
+
+def test_supervised_to_bandit_rewards():
+    y = np.array([0, 2, 1, 1])
+    assert R.bandit_rewards(y, [0, 1, 1, 0]).tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_true_value_by_hand():
+    # labels 0, 2, 1; pi puts (1, 0, 0), (0.5, 0.5, 0), (0, 0.25, 0.75) -> pi(y|x) = 1, 0, 0.25
+    P = np.array([[1, 0, 0], [0.5, 0.5, 0], [0, 0.25, 0.75]])
+    assert R.true_value(P, [0, 2, 1]) == pytest.approx((1 + 0 + 0.25) / 3, abs=1e-15)
+
+
+def test_split_sizes():
+    assert R.split_sizes(10_000, "ope") == (2000, 6000, 2000)
+    assert R.split_sizes(10_000, "ci") == (2000, 6000, 2000)
+    assert R.split_sizes(10_000, "learning") == (2000, 2000, 6000)
+    assert R.split_sizes(150, "ope") == (30, 90, 30)
+    assert sum(R.split_sizes(757, "learning")) == 757
+
+
+def test_load_shuffles_once_and_truncates(tiny):
+    a = R.load_dataset(tiny / "9_tiny.csv.gz", seed=1, max_rows=10)
+    b = R.load_dataset(tiny / "9_tiny.csv.gz", seed=1, max_rows=10)
+    c = R.load_dataset(tiny / "9_tiny.csv.gz", seed=2, max_rows=12)
+    assert a.id == 9 and a.name == "tiny" and a.n == 10 and a.n_classes == 3
+    np.testing.assert_array_equal(a.X, b.X)
+    # rows stay intact: label = x1 mod 3, x2 = x1 mod 4
+    np.testing.assert_array_equal(a.y, a.X[:, 0].astype(int) % 3)
+    np.testing.assert_array_equal(a.X[:, 1], a.X[:, 0] % 4)
+    assert sorted(c.X[:, 0].tolist()) == list(range(12))
+    assert c.X[:, 0].tolist() != list(range(12))
+
+
+def test_missing_folder_and_ids(tmp_path, tiny):
+    with pytest.raises(R.DatasetError, match="does not exist"):
+        R.load_folder(tmp_path / "nope")
+    with pytest.raises(R.DatasetError, match="no '\\*.csv.gz'"):
+        (tmp_path / "empty").mkdir()
+        R.load_folder(tmp_path / "empty")
+    with pytest.raises(R.DatasetError, match=r"\[77\] not in"):
+        R.load_folder(tiny, datasets=[77])
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a,b,klass\n1,2,0\n", "last column must be 'label'"),
+    ("a,label\n" + "x,0\n" * 12, "not numeric"),
+    ("a,label\n" + "1,0\n" * 11 + ",1\n", "missing or infinite"),
+    ("a,label\n" + "1,0.5\n" * 12, "integers 0..K-1"),
+    ("a,label\n" + "1,0\n" * 12, "single class"),
+    ("a,label\n1,0\n2,1\n", "at least 10"),
+])
+def test_malformed_files(tmp_path, text, message):
+    path = _write(tmp_path / "5_bad.csv.gz", text)
+    with pytest.raises(R.DatasetError, match=message):
+        R.load_dataset(path)
+
+
+def test_not_gzip(tmp_path):
+    p = tmp_path / "5_bad.csv.gz"
+    p.write_text("a,label\n1,0\n")
+    with pytest.raises(R.DatasetError, match="cannot be read as a gzip CSV"):
+        R.load_dataset(p)
+
+
+def test_strategy_args_and_weight_bound():
+    assert R.strategy_args("epsilon=0.05") == "--epsilon 0.05"
+    assert R.strategy_args("bag=32") == "--bag 32"
+    assert R.strategy_args("cover=10") == "--cover 10"
+    with pytest.raises(ValueError, match="is not one of"):
+        R.strategy_args("softmax=1")
+    P = np.array([[0.9, 0.05, 0.05], [0.0, 0.8, 0.2]])
+    assert R.weight_bound("epsilon=0.1", P, 3) == pytest.approx(30.0)  # K / epsilon
+    assert R.weight_bound("bag=10", P, 3) == pytest.approx(20.0)  # 1 / min positive p
+
+
+def test_paired_outcome():
+    rng = np.random.default_rng(0)
+    b = rng.random(60)
+    assert R.paired_outcome(b - 0.1, b, higher_is_better=False) == "win"
+    assert R.paired_outcome(b + 0.1, b, higher_is_better=False) == "loss"
+    assert R.paired_outcome(b + 0.1, b, higher_is_better=True) == "win"
+    assert R.paired_outcome(b, b, higher_is_better=True) == "tie"
+    noise = rng.normal(0, 1, 60)
+    assert R.paired_outcome(b + 1e-3 * noise, b, higher_is_better=True) == "tie"
+
+
+def test_draw_actions_follows_pmf():
+    P = np.tile([0.2, 0.0, 0.8], (20000, 1))
+    a = R.draw_actions(P, np.random.default_rng(3))
+    counts = np.bincount(a, minlength=3) / a.size
+    assert counts[1] == 0
+    assert counts[0] == pytest.approx(0.2, abs=0.01)
+
+
+@needs_data
+def test_quick_run_cli_columns_and_reproducibility(tmp_path):
+    pytest.importorskip("vowpalwabbit")
+    args = ["reproduce", "realistic", "--data-dir", str(DATA), "--datasets", "1413,1473",
+            "--strategies", "epsilon=0.1,bag=10", "--replicates", "4", "--learning-replicates", "3",
+            "--jobs", "1", "--quiet"]
+    assert reproduce_main(args + ["--out", str(tmp_path / "a")]) == 0
+    assert reproduce_main(args + ["--out", str(tmp_path / "b"), "--jobs", "2"]) == 0
+
+    def read(name, d="a"):
+        with open(tmp_path / d / name, newline="") as fh:
+            return list(csv.DictReader(fh))
+
+    ope, ints, learn = read("ope.csv"), read("intervals.csv"), read("learning.csv")
+    assert list(ope[0]) == ["dataset", "strategy", "replicate", "estimator", "estimate", "truth"]
+    assert list(ints[0]) == ["dataset", "strategy", "replicate", "method", "low", "high", "truth"]
+    assert list(learn[0]) == ["dataset", "strategy", "replicate", "objective", "true_value"]
+    assert len(ope) == 2 * 2 * 4 * len(R.ESTIMATORS)
+    assert len(ints) == 2 * 2 * 4 * len(R.INTERVAL_METHODS)
+    assert len(learn) == 2 * 2 * 3 * len(R.OBJECTIVES)
+    assert {r["strategy"] for r in ope} == {"epsilon=0.1", "bag=10"}
+    for r in ints:
+        assert float(r["low"]) <= float(r["high"])
+    # same seed -> same numbers, whatever the number of jobs
+    for name in ("ope.csv", "intervals.csv", "learning.csv"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+    summary = (tmp_path / "a" / "summary.md").read_text()
+    assert "Table 1" in summary and "Table 2" in summary and "Table 3" in summary
+    # the truth is pi's accuracy on the evaluation rows: a multiple of 1/n_eval
+    pol = {(r["dataset"], r["strategy"]): r for r in read("policies.csv") if r["table"] == "ope"}
+    for r in ope:
+        n_eval = int(pol[(r["dataset"], r["strategy"])]["n_eval"])
+        t = float(r["truth"]) * n_eval
+        assert abs(t - round(t)) < 1e-6
+    assert int(pol[("1413", "bag=10")]["n_eval"]) == 30  # iris: 150 rows, 20/60/20
+
+
+@needs_data
+def test_truth_by_hand_through_the_pipeline():
+    """The OPE task's truth equals the target policy's accuracy computed here from the labels."""
+    pytest.importorskip("vowpalwabbit")
+    ds = R.load_folder(DATA, datasets=[1473])[0]
+    _, _, _, ope, _, info, _ = R._run_ope((ds, 0, "epsilon=0.1", 7, 2, False))
+    init, learn, ev = R._splits(ds, "ope")
+    h = R.train_logging_policy(ds.X[init], ds.y[init], ds.n_classes, "epsilon=0.1", R.dataset_rng(7, ds.id, 0, 0))
+    P_learn = R.pmf(h, R._features(ds.X[learn]), ds.n_classes)
+    h.finish()
+    pi = R._target_policy(ds, learn, P_learn, R.dataset_rng(7, ds.id, 0, 1))
+    greedy = pi.probs(ds.X[ev]).argmax(axis=1)
+    assert info["truth"] == pytest.approx(np.mean(greedy == ds.y[ev]), abs=1e-15)
+    assert all(r["truth"] == info["truth"] for r in ope)
+
+
+def test_cli_errors(tmp_path, capsys):
+    assert reproduce_main(["reproduce", "realistic", "--data-dir", str(tmp_path / "missing")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    _write(tmp_path / "3_bad.csv.gz", "a,b\n1,2\n")
+    assert reproduce_main(["reproduce", "realistic", "--data-dir", str(tmp_path)]) == 2
+    assert "last column must be 'label'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        reproduce_main(["reproduce", "realistic", "--data-dir", str(tmp_path), "--tables", "foo"])
