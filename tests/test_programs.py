@@ -41,7 +41,7 @@ from elcvx.sample import Sample
 
 CHI2_95 = 3.841458820694124  # scipy.stats.chi2.ppf(0.95, 1)
 
-SETTINGS = settings(derandomize=True, max_examples=25, deadline=None,
+SETTINGS = settings(derandomize=True, max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -27,7 +27,8 @@ CLARABEL_SETTINGS = dict(
 # a failed ``check``): shorter interior-point steps, which measured on random EL samples rescue
 # most exponential-cone failures (Clarabel's step length collapses mid-way); then shorter steps
 # still with tolerances of 1e-8, for problems whose last iterations lose accuracy before they
-# reach 1e-10. A reduced-accuracy status ("optimal_inaccurate") is always a failure.
+# reach 1e-10. A reduced-accuracy status ("optimal_inaccurate") is a failure unless a ``check``
+# given to :meth:`Program.solve` certifies the solution independently.
 FALLBACK_SETTINGS = (
     dict(CLARABEL_SETTINGS, max_step_fraction=0.7),
     dict(CLARABEL_SETTINGS, max_step_fraction=0.5, tol_gap_abs=1e-8, tol_gap_rel=1e-8,
