@@ -19,10 +19,11 @@ Feedback"; details and conventions in ``docs/realistic.md``)
   default settings, greedy, so ``pi(a|x)`` is known: 0 or 1) learned off-policy in one pass over
   the Learn split with actions drawn once from ``h``. Its true value is its accuracy on the
   Evaluate split. Each replicate redraws ``a ~ h(.|x)`` on the Evaluate split.
-* **Weight bound.** ``wmax = max(K/epsilon, 1/min p)`` for epsilon-greedy (``epsilon/K`` is the
-  smallest probability by construction; VW's float32 PMF can be a hair below it), else
-  ``1/min p`` over every positive entry of ``h``'s PMF on the rows evaluated (all actions, not
-  only the logged ones). Bagging gives actions no bag votes for probability 0; a target action of
+* **Weight bound** (:func:`weight_bound`). By construction where known: ``K/epsilon`` for
+  epsilon-greedy, ``n`` for ``n`` bags (a positive probability is a vote share, at least
+  ``1/n``); for cover ``1/min p`` over every positive entry of ``h``'s PMF on the rows at hand
+  (all actions, not only the logged ones); never below the observed ``1/min p`` (VW's float32
+  PMF can be a hair below ``epsilon/K``). Bagging gives actions no bag votes for probability 0; a target action of
   probability 0 is a support deficiency, counted in ``policies.csv`` (``support_deficit``).
 * **Learning (Table 2).** Per replicate, actions are drawn from ``h`` on the Learn split and a
   fresh ``VowpalWabbitPolicy`` is fit with :func:`elcvx.learning.fit` (``solver="alternating"``,
@@ -263,10 +264,21 @@ def draw_actions(P, rng) -> np.ndarray:
 
 
 def weight_bound(strategy: str, P, n_actions) -> float:
-    """``wmax``: ``K/epsilon`` for epsilon-greedy (or ``1/min p`` if larger), else ``1/min p > 0``."""
-    observed = 1.0 / float(P[P > 0].min())
-    if strategy.startswith("epsilon="):
-        return max(n_actions / float(strategy.split("=")[1]), observed)
+    """``wmax``, by construction where known, never below the observed ``1/min p``.
+
+    * ``epsilon=e``: every action has probability at least ``e/K``, so ``K/e``.
+    * ``bag=n``: VW's bagging PMF counts the bags' votes, so a positive probability is at least
+      ``1/n``: ``n`` (an action no bag votes for has probability 0 and never has a weight).
+    * ``cover=n``: no simple bound by construction; ``1/min p`` over the positive entries of the
+      PMF on the rows at hand (every action of every row, not only the logged ones).
+    """
+    positive = P[P > 0]
+    observed = 1.0 / float(positive.min()) if positive.size else 1.0
+    kind, val = str(strategy).split("=")
+    if kind == "epsilon":
+        return max(n_actions / float(val), observed)
+    if kind == "bag":
+        return max(float(val), observed)
     return max(observed, 1.0 + 1e-9)
 
 
@@ -389,24 +401,37 @@ def _run_learning(task):
     mu, sd = ds.X[init].mean(axis=0), ds.X[init].std(axis=0)
     sd[sd == 0] = 1.0
     rows = []
+    fallbacks = 0
     for rep in range(start, stop):
         a = draw_actions(P_learn, dataset_rng(seed, ds.id, si, 3, rep))
         p = P_learn[np.arange(a.size), a]
         r = bandit_rewards(yl, a)
         for obj in objectives:
-            if obj.endswith("-direct"):
-                pol = LinearSoftmaxPolicy(Xl.shape[1], K)
-                fit(pol, (Xl - mu) / sd, a, p, r, objective=obj[:-len("-direct")], solver="direct",
-                    wmax=wmax, method="fast", max_iter=100)
-                value = true_value(pol.probs((Xe - mu) / sd), ye)
-            else:
-                pol = VowpalWabbitPolicy(K)
-                fit(pol, Xl, a, p, r, objective=obj, solver="alternating", passes=4, wmax=wmax,
-                    method="fast")
-                value = true_value(pol.probs(Xe), ye)
-                pol.close()
+            for method in ("fast", "auto"):  # the fast path first; its documented fallback if it fails
+                try:
+                    if obj.endswith("-direct"):
+                        pol = LinearSoftmaxPolicy(Xl.shape[1], K)
+                        fit(pol, (Xl - mu) / sd, a, p, r, objective=obj[:-len("-direct")],
+                            solver="direct", wmax=wmax, method=method, max_iter=100)
+                        value = true_value(pol.probs((Xe - mu) / sd), ye)
+                    else:
+                        pol = VowpalWabbitPolicy(K)
+                        try:
+                            fit(pol, Xl, a, p, r, objective=obj, solver="alternating", passes=4,
+                                wmax=wmax, method=method)
+                            value = true_value(pol.probs(Xe), ye)
+                        finally:
+                            pol.close()
+                    break
+                except SolverError:
+                    fallbacks += 1
+                    value = math.nan
             rows.append(dict(dataset=ds.id, strategy=strategy, replicate=rep, objective=obj,
                              true_value=value))
+    if info is None:
+        info = dict(dataset=ds.id, strategy=strategy, table="learning-chunk")
+    info["wmax"] = wmax
+    info["fit_fallbacks"] = fallbacks
     return "learning", ds.id, strategy, rows, info, stop - start, time.perf_counter() - t0
 
 
@@ -418,6 +443,8 @@ def paired_outcome(a, b, *, higher_is_better: bool, level: float = LEVEL) -> str
     from scipy import stats
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    keep = np.isfinite(a) & np.isfinite(b)  # a failed fit (nan) drops its pair
+    a, b = a[keep], b[keep]
     d = a - b
     if d.size < 2 or np.all(d == d[0]):
         if d.size and d[0] != 0 and np.all(d == d[0]):  # constant non-zero difference: certain
@@ -455,6 +482,7 @@ class RealisticStudy:
     policies: list = field(default_factory=list)
     wall_time: float = 0.0
     cpu_time: float = 0.0
+    fit_fallbacks: int = 0
     jobs: int = 1
 
     # Table 1
@@ -637,6 +665,11 @@ def _summary(st: RealisticStudy, command) -> str:
                   f"on some evaluation rows: {deficit} of {len(ope)} (see `policies.csv`, "
                   "`support_deficit`; IPS-type estimators cannot see that part of the value).",
                   f"* EL computations the fast path did not solve (re-solved with `method=\"auto\"`): {fb}.", ""]
+    if st.learning:
+        nan = sum(1 for r in st.learning if not np.isfinite(r["true_value"]))
+        L += [f"* Learning fits whose fast path failed (refit with `method=\"auto\"`): "
+              f"{st.fit_fallbacks}; fits that failed both ways (true_value nan, dropped from the "
+              f"tests): {nan}.", ""]
     return "\n".join(L)
 
 
@@ -700,8 +733,9 @@ def run_study(data_dir, *, tables=TABLES, replicates: int = DEFAULT_REPLICATES,
         else:
             _, did, s, rows, info, m, secs = res
             st.learning.extend(rows)
-            if info:
+            if info.get("table") == "learning":
                 st.policies.append(info)
+            st.fit_fallbacks += info["fit_fallbacks"]
         st.cpu_time += secs
         done[0] += 1
         if progress:
