@@ -102,7 +102,9 @@ def test_strategy_args_and_weight_bound():
         R.strategy_args("softmax=1")
     P = np.array([[0.9, 0.05, 0.05], [0.0, 0.8, 0.2]])
     assert R.weight_bound("epsilon=0.1", P, 3) == pytest.approx(30.0)  # K / epsilon
-    assert R.weight_bound("bag=10", P, 3) == pytest.approx(20.0)  # 1 / min positive p
+    assert R.weight_bound("bag=10", P, 3) == pytest.approx(20.0)  # 1 / min positive p > n
+    assert R.weight_bound("bag=10", np.eye(3), 3) == pytest.approx(10.0)  # one-hot: 1 / (1/n)
+    assert R.weight_bound("cover=10", P, 3) == pytest.approx(20.0)
 
 
 def test_paired_outcome():
