@@ -339,7 +339,7 @@ def _run_ope(task):
     import elcvx
 
     ds, si, strategy, seed, replicates, need_ci = task
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     init, learn, ev = _splits(ds, "ope")
     K = ds.n_classes
     h = train_logging_policy(ds.X[init], ds.y[init], K, strategy, dataset_rng(seed, ds.id, si, 0))
@@ -374,7 +374,7 @@ def _run_ope(task):
                 ints.append(dict(dataset=ds.id, strategy=strategy, replicate=rep, method=k,
                                  low=ivs[k][0], high=ivs[k][1], truth=truth))
     info["el_fallbacks"] = fallbacks
-    return "ope", ds.id, strategy, ope, ints, info, time.perf_counter() - t0
+    return "ope", ds.id, strategy, ope, ints, info, time.process_time() - t0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -384,7 +384,7 @@ def _run_learning(task):
     from ..learning import LinearSoftmaxPolicy, VowpalWabbitPolicy, fit
 
     ds, si, strategy, seed, start, stop, objectives = task
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     init, learn, ev = _splits(ds, "learning")
     K = ds.n_classes
     h = train_logging_policy(ds.X[init], ds.y[init], K, strategy, dataset_rng(seed, ds.id, si, 0))
@@ -432,7 +432,7 @@ def _run_learning(task):
         info = dict(dataset=ds.id, strategy=strategy, table="learning-chunk")
     info["wmax"] = wmax
     info["fit_fallbacks"] = fallbacks
-    return "learning", ds.id, strategy, rows, info, stop - start, time.perf_counter() - t0
+    return "learning", ds.id, strategy, rows, info, stop - start, time.process_time() - t0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -608,10 +608,13 @@ def _summary(st: RealisticStudy, command) -> str:
         L += [f"Command: `{command}`", ""]
     L += [f"* Datasets ({len(st.datasets)}): {ids}",
           f"* Strategies: {', '.join(st.strategies)}",
-          f"* Tables: {', '.join(st.tables)}; OPE/CI replicates per (dataset, strategy): {st.replicates}; "
-          f"learning runs per (dataset, strategy): {st.learning_replicates}",
+          f"* Tables: {', '.join(st.tables)}"
+          + (f"; OPE/CI evaluations per (dataset, strategy): {st.replicates}"
+             if {"ope", "ci"} & set(st.tables) else "")
+          + (f"; learning runs per (dataset, strategy): {st.learning_replicates}"
+             if "learning" in st.tables else ""),
           f"* Seed {st.seed}; wall time {_fmt_s(st.wall_time)} with {st.jobs} job(s) "
-          f"(CPU in workers {_fmt_s(st.cpu_time)}); paired t-tests (`scipy.stats.ttest_rel`) at 95%.", ""]
+          f"(CPU time of the tasks {_fmt_s(st.cpu_time)}); paired t-tests (`scipy.stats.ttest_rel`) at 95%.", ""]
     t1 = st.ope_table()
     if t1:
         L += ["## Table 1: off-policy evaluation, EL against each estimator (squared error)", "",
