@@ -237,9 +237,10 @@ def certify_mle(beta, sample):
 
     ``beta`` is clipped to its interval, and moved onto an end of it when it lies within
     ``1e-6`` (of the interval's length) of that end and the end is optimal (the derivative points
-    outwards there: an exact test, so the move is safe). Certified when the primal weights
-    ``q = 1/(N (1 + beta (w - 1)))`` with nonnegative extra-atom masses satisfy the primal
-    constraints to :data:`FEAS_TOL`.
+    outwards there: an exact test, so the move is safe), then refined by Newton steps
+    (:func:`_polish_beta`). Certified when the primal weights ``q = 1/(N (1 + beta (w - 1)))``
+    with nonnegative extra-atom masses satisfy the primal constraints to :data:`FEAS_TOL` and the
+    Newton decrement (zero at an optimal end) is below :data:`VALUE_TOL` ``* max(1, l)``.
     """
     w, _, c, N, wmin, wmax = _data(sample)
     if beta is None or not np.isfinite(beta):
@@ -271,7 +272,9 @@ def certify_mle(beta, sample):
 
 
 def mle(sample) -> MLESolution:
-    """``beta*``, ``l*_mle`` and ``q`` from :func:`~elcvx.programs.mle_dual` (fallback: the primal).
+    """``beta*``, ``l*_mle`` and ``q`` from :func:`~elcvx.programs.mle_primal` (``beta*`` is the
+    multiplier of ``E_Q[w] = 1``), falling back to :func:`~elcvx.programs.mle_dual`; the point is
+    refined and certified by :func:`certify_mle`.
 
     Raises :class:`~elcvx.SolverError` when neither formulation yields a certified solution.
     """
@@ -337,7 +340,9 @@ def certify_profile(beta, tau, v, sample):
     constraints hold to 1e-9. Primal feasibility: ``q_n = 1/(N (1 + beta (w_n - 1) +
     tau (w_n u_n - v)))`` plus nonnegative corner-atom masses (a 3 x 4 nonnegative least-squares
     problem) meet ``E_Q[1] = E_Q[w] = 1``, ``E_Q[w u] = v`` to :data:`FEAS_TOL`. Then the primal
-    value ``sum c log q`` equals ``-N log N - l_v(beta, tau)``, which certifies both.
+    value ``sum c log q`` equals ``-N log N - l_v(beta, tau)``, which certifies both. Near
+    ``v = 0`` or ``1`` a residual in ``E_Q[w u] = v`` is a large move of ``v``, so the Newton
+    decrement on the active face must also be below :data:`VALUE_TOL` ``* max(1, |l_v|)``.
     """
     w, u, c, N, wmin, wmax = _data(sample)
     if beta is None or tau is None or not (np.isfinite(beta) and np.isfinite(tau)):
@@ -394,8 +399,11 @@ def _profile_infeasible(v, sample):
 def profile(sample, v) -> ProfileSolution:
     """``l_v`` (and the dual ``beta``, ``tau``) for each ``v`` in a 1-d array, unit scale.
 
-    One program per formulation is compiled and re-solved for every ``v`` (``v`` is a
-    :class:`cvxpy.Parameter`). Where the primal is infeasible (``v`` outside ``[0, 1]``, or at
+    :func:`~elcvx.programs.profile_primal` first (``beta``, ``tau`` are the multipliers of
+    ``E_Q[w] = 1`` and ``E_Q[w u] = v``), :func:`~elcvx.programs.profile_dual` as fallback; each
+    point certified by :func:`certify_profile`. One program per formulation is compiled and
+    re-solved for every ``v`` (``v`` is a :class:`cvxpy.Parameter`). Where the primal is
+    infeasible (``v`` outside ``[0, 1]``, or at
     an end the data exclude) ``l_v = inf`` and ``beta = tau = nan``, without a solve.
     """
     v = np.atleast_1d(np.asarray(v, dtype=float))
