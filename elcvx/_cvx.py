@@ -60,7 +60,7 @@ from scipy.optimize import nnls
 from . import programs as P
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 from .errors import SolverError
-from .programs.empirical_likelihood import _data
+from .programs.base import sample_data as _data
 
 # Certificate tolerances. The atom masses recovered from a dual point may be negative by at most
 # FEAS_TOL (the primal constraints are rows of size O(1) in the scaled programs), and for the

@@ -5,7 +5,10 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
+import math
+
 import cvxpy as cp
+import numpy as np
 
 from ..errors import SolverError
 
@@ -124,3 +127,25 @@ class Program:
             solver="CLARABEL",
             status=str(status),
         )
+
+
+SIDES = ("lower", "upper")
+
+
+def sample_data(sample, side="lower"):
+    """``(w, u, c, N, wmin, wmax)`` of a sample on the unit reward scale (``1 - u`` for "upper")."""
+    if side not in SIDES:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"side={side!r} is not valid; choose one of 'lower', 'upper'")
+    w = np.asarray(sample.w, dtype=float)
+    u = np.asarray(sample.u, dtype=float)
+    if side == "upper":
+        u = 1.0 - u
+    c = np.asarray(sample.c, dtype=float)
+    return w, u, c, float(sample.n), float(sample.wmin), float(sample.wmax)
+
+
+def inv_wmax(wmax):
+    """``1/wmax``, and 0 for ``wmax = inf`` (the coefficient of an atom at infinity's mass)."""
+    return 0.0 if math.isinf(wmax) else 1.0 / wmax

@@ -37,22 +37,10 @@ import math
 import cvxpy as cp
 import numpy as np
 
-from .base import Program
-
-SIDES = ("lower", "upper")
+from .base import Program, sample_data
 
 
-def _data(sample, side="lower"):
-    if side not in SIDES:
-        from ..errors import InvalidInputError
 
-        raise InvalidInputError(f"side={side!r} is not valid; choose one of 'lower', 'upper'")
-    w = np.asarray(sample.w, dtype=float)
-    u = np.asarray(sample.u, dtype=float)
-    if side == "upper":
-        u = 1.0 - u
-    c = np.asarray(sample.c, dtype=float)
-    return w, u, c, float(sample.n)
 
 
 def _default_w_ex(sample) -> float:
@@ -113,7 +101,7 @@ def cr_estimate_primal(sample, *, w_ex=None) -> Program:
         estimate on the unit scale, an expression in ``rho``).
         ``constraints``: ``mass``, ``weight``.
     """
-    w, u, c, N = _data(sample)
+    w, u, c, N = sample_data(sample)[:4]
     w_ex = _default_w_ex(sample) if w_ex is None else _check_w_ex(sample, w_ex)
     M = N + 1.0
     y = cp.Variable(w.size, name="y")
@@ -161,7 +149,7 @@ def cr_lower_bound_primal(sample, *, w_ex, side="lower") -> Program:
         ``parameters``: ``phi``. ``variables``: ``q``, ``y``, ``q_ex``, ``wq_ex``.
         ``constraints``: ``mass``, ``weight``, ``divergence``.
     """
-    w, g, c, N = _data(sample, side)
+    w, g, c, N = sample_data(sample, side)[:4]
     w_ex = _check_w_ex(sample, w_ex)
     M = N + 1.0
     y = cp.Variable(w.size, name="y")

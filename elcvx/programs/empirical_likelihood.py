@@ -67,28 +67,12 @@ import math
 import cvxpy as cp
 import numpy as np
 
-from .base import Program
-
-SIDES = ("lower", "upper")
+from .base import Program, inv_wmax, sample_data
 
 
-def _data(sample, side="lower"):
-    """``(w, u, c, N, wmin, wmax)`` of a sample on the unit reward scale (``1 - u`` for "upper")."""
-    if side not in SIDES:
-        from ..errors import InvalidInputError
-
-        raise InvalidInputError(f"side={side!r} is not valid; choose one of 'lower', 'upper'")
-    w = np.asarray(sample.w, dtype=float)
-    u = np.asarray(sample.u, dtype=float)
-    if side == "upper":
-        u = 1.0 - u
-    c = np.asarray(sample.c, dtype=float)
-    return w, u, c, float(sample.n), float(sample.wmin), float(sample.wmax)
 
 
-def _inv(wmax):
-    """``1/wmax`` (0 for an infinite bound)."""
-    return 0.0 if math.isinf(wmax) else 1.0 / wmax
+
 
 
 # ------------------------------------------------------------------------------------------------
@@ -120,16 +104,16 @@ def mle_primal(sample) -> Program:
     Handles: ``variables`` ``q`` (an expression, ``y/N``), ``y``, ``m_lo``, ``m_hi`` (an
     expression, ``z_hi/wmax``), ``z_hi``; no parameters.
     """
-    w, _, c, N, wmin, wmax = _data(sample)
+    w, _, c, N, wmin, wmax = sample_data(sample)
     y = cp.Variable(w.size, name="y", nonneg=True)
     m_lo = cp.Variable(name="m_lo", nonneg=True)
     z_hi = cp.Variable(name="z_hi", nonneg=True)
-    mass = (c / N) @ y + m_lo + _inv(wmax) * z_hi == 1
+    mass = (c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1
     weight = (c * w / N) @ y + wmin * m_lo + z_hi == 1
     problem = cp.Problem(cp.Maximize((c / N) @ cp.log(y)), [mass, weight])
     return Program(
         "mle_primal", problem, parameters={},
-        variables=dict(q=y / N, y=y, m_lo=m_lo, m_hi=_inv(wmax) * z_hi, z_hi=z_hi),
+        variables=dict(q=y / N, y=y, m_lo=m_lo, m_hi=inv_wmax(wmax) * z_hi, z_hi=z_hi),
         constraints=dict(mass=mass, weight=weight),
         info=dict(N=N, objective="-l*_mle / N"),
     )
@@ -166,7 +150,7 @@ def mle_dual(sample) -> Program:
     >>> round(float(p.variables["beta"].value), 4)
     -0.25
     """
-    w, _, c, N, wmin, wmax = _data(sample)
+    w, _, c, N, wmin, wmax = sample_data(sample)
     beta = cp.Variable(name="beta")
     ilo = 1.0 / wmax if math.isfinite(wmax) else 0.0
     cons = dict(
@@ -209,14 +193,14 @@ def profile_primal(sample) -> Program:
     Handles: ``parameters`` ``v``; ``variables`` ``q``, ``y``, ``m_l0``, ``m_l1``, ``z_h0``,
     ``z_h1``; ``constraints`` ``mass``, ``weight``, ``value``.
     """
-    w, u, c, N, wmin, wmax = _data(sample)
+    w, u, c, N, wmin, wmax = sample_data(sample)
     v = cp.Parameter(name="v", value=0.5)
     y = cp.Variable(w.size, name="y", nonneg=True)
     m_l0 = cp.Variable(name="m_l0", nonneg=True)
     m_l1 = cp.Variable(name="m_l1", nonneg=True)
     z_h0 = cp.Variable(name="z_h0", nonneg=True)
     z_h1 = cp.Variable(name="z_h1", nonneg=True)
-    ihi = _inv(wmax)
+    ihi = inv_wmax(wmax)
     cons = dict(
         mass=(c / N) @ y + m_l0 + m_l1 + ihi * (z_h0 + z_h1) == 1,
         weight=(c * w / N) @ y + wmin * (m_l0 + m_l1) + z_h0 + z_h1 == 1,
@@ -255,11 +239,11 @@ def profile_dual(sample) -> Program:
 
     Handles: ``parameters`` ``v``; ``variables`` ``beta``, ``tau``; ``constraints`` the corners.
     """
-    w, u, c, N, wmin, wmax = _data(sample)
+    w, u, c, N, wmin, wmax = sample_data(sample)
     v = cp.Parameter(name="v", value=0.5)
     beta = cp.Variable(name="beta")
     tau = cp.Variable(name="tau")
-    ihi = _inv(wmax)
+    ihi = inv_wmax(wmax)
     arg = 1 + beta * (w - 1) + tau * (w * u) - tau * v
     cons = {
         "wmin,0": 1 + beta * (wmin - 1) - tau * v >= 0,
@@ -321,20 +305,20 @@ def lower_bound_primal(sample, *, side="lower") -> Program:
     >>> round(p.solve(phi=-math.log(2) - 1.0 / 2), 6)  # quantile 1: exp(-1/2)
     0.606531
     """
-    w, u, c, N, wmin, wmax = _data(sample, side)
+    w, u, c, N, wmin, wmax = sample_data(sample, side)
     phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
     y = cp.Variable(w.size, name="y", nonneg=True)
     m_lo = cp.Variable(name="m_lo", nonneg=True)
     z_hi = cp.Variable(name="z_hi", nonneg=True)
     cons = dict(
-        mass=(c / N) @ y + m_lo + _inv(wmax) * z_hi == 1,
+        mass=(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
         weight=(c * w / N) @ y + wmin * m_lo + z_hi == 1,
         loglik=(c / N) @ cp.log(y) >= phi / N + math.log(N),
     )
     problem = cp.Problem(cp.Minimize((c * w * u / N) @ y), list(cons.values()))
     return Program(
         f"lower_bound_primal[{side}]", problem, parameters=dict(phi=phi),
-        variables=dict(q=y / N, y=y, m_lo=m_lo, m_hi=_inv(wmax) * z_hi, z_hi=z_hi),
+        variables=dict(q=y / N, y=y, m_lo=m_lo, m_hi=inv_wmax(wmax) * z_hi, z_hi=z_hi),
         constraints=cons, info=dict(N=N, side=side, objective="v_lb"),
     )
 
@@ -364,13 +348,13 @@ def lower_bound_dual(sample, *, side="lower") -> Program:
     Handles: ``parameters`` ``phi``; ``variables`` ``beta``, ``gamma``, ``kappa`` (an
     expression, ``K/N``), ``K``; ``constraints`` ``wmin``, ``wmax``.
     """
-    w, u, c, N, wmin, wmax = _data(sample, side)
+    w, u, c, N, wmin, wmax = sample_data(sample, side)
     phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
     beta = cp.Variable(name="beta")
     gamma = cp.Variable(name="gamma")
     K = cp.Variable(name="K", nonneg=True)
     a = gamma + beta * w + w * u
-    cons = dict(wmin=gamma + beta * wmin >= 0, wmax=_inv(wmax) * gamma + beta >= 0)
+    cons = dict(wmin=gamma + beta * wmin >= 0, wmax=inv_wmax(wmax) * gamma + beta >= 0)
     objective = -beta - gamma + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
     problem = cp.Problem(cp.Maximize(objective), list(cons.values()))
     return Program(

@@ -59,7 +59,7 @@ import numpy as np
 from .. import _fast
 from .._solutions import BoundSolution
 from ..errors import InvalidInputError
-from .base import Program
+from .base import Program, inv_wmax
 
 #: Largest number of rows for which :mod:`elcvx.learning` compiles the DPP program
 #: (``method="cvxpy"``); above it the fast path's duals are used (see the module docstring).
@@ -68,8 +68,6 @@ DPP_MAX_ROWS = 1000
 FORMS = ("primal", "dual")
 
 
-def _inv(wmax):
-    return 0.0 if math.isinf(wmax) else 1.0 / wmax
 
 
 def _fixed_data(sample):
@@ -160,7 +158,7 @@ def dro_inner_primal(sample) -> Program:
     m_lo = cp.Variable(name="m_lo", nonneg=True)
     z_hi = cp.Variable(name="z_hi", nonneg=True)
     cons = dict(
-        mass=(c / N) @ y + m_lo + _inv(wmax) * z_hi == 1,
+        mass=(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
         weight=cp.multiply(c / N, w) @ y + wmin * m_lo + z_hi == 1,
         loglik=(c / N) @ cp.log(y) >= phi / N + math.log(N),
     )
@@ -216,7 +214,7 @@ def dro_inner_dual(sample) -> Program:
     gamma = cp.Variable(name="gamma")
     K = cp.Variable(name="K", nonneg=True)
     a = gamma + beta * w + cp.multiply(u, w)
-    cons = dict(wmin=gamma + beta * wmin >= 0, wmax=_inv(wmax) * gamma + beta >= 0)
+    cons = dict(wmin=gamma + beta * wmin >= 0, wmax=inv_wmax(wmax) * gamma + beta >= 0)
     objective = -beta - gamma + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
     problem = cp.Problem(cp.Maximize(objective), list(cons.values()))
     return Program(
@@ -336,10 +334,10 @@ def _constant_program(sample, w, phi, form):
         beta, gamma, K = cp.Variable(), cp.Variable(), cp.Variable(nonneg=True)
         a = gamma + beta * w + w * u
         objective = -beta - gamma + K * (phi / N + math.log(N) + 1) - (c / N) @ cp.rel_entr(K, a)
-        cons = [gamma + beta * wmin >= 0, _inv(wmax) * gamma + beta >= 0]
+        cons = [gamma + beta * wmin >= 0, inv_wmax(wmax) * gamma + beta >= 0]
         return cp.Problem(cp.Maximize(objective), cons)
     y, m_lo, z_hi = cp.Variable(u.size, nonneg=True), cp.Variable(nonneg=True), cp.Variable(nonneg=True)
-    cons = [(c / N) @ y + m_lo + _inv(wmax) * z_hi == 1,
+    cons = [(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
             (c * w / N) @ y + wmin * m_lo + z_hi == 1,
             (c / N) @ cp.log(y) >= phi / N + math.log(N)]
     return cp.Problem(cp.Minimize((c * u * w / N) @ y), cons)
