@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # The stamp is rebuilt whenever pyproject.toml changes, so the venv follows the dependencies.
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench docs reproduce-synthetic clean
+.PHONY: demo test test-slow bench docs reproduce-synthetic reproduce-realistic clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ docs: $(STAMP)
 
 reproduce-synthetic: $(STAMP)
 	$(PY) -m elcvx reproduce synthetic --out docs/synthetic
+
+reproduce-realistic: $(STAMP)
+	$(PY) -m elcvx reproduce realistic --data-dir ../shared/data/openml --tables ope,ci --jobs 1 --out docs/realistic
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
