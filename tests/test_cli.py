@@ -143,13 +143,9 @@ def test_evaluate_table(logs):
 
 
 def test_demo_is_evaluate_on_the_bundled_log(capsys):
-    start = time.perf_counter()
+    # (Its speed is not asserted: tests never depend on wall-clock time.)
     out = run("demo")
-    elapsed = time.perf_counter() - start
     assert out.returncode == 0 and out.stderr == ""
-    # The issue asks for < 3 s; measured ~1.7 s (interpreter start included) on the dev machine.
-    # The bound leaves room for a loaded CI runner.
-    assert elapsed < 6.0
     assert main(["evaluate", str(example_log_path()), "--pmin", str(EXAMPLE_PMIN)]) == 0
     assert capsys.readouterr().out == out.stdout
     assert main(["demo", "--format", "json"]) == 0
