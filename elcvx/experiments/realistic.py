@@ -45,7 +45,6 @@ from __future__ import annotations
 import csv
 import gzip
 import math
-import os
 import re
 import sys
 import time
@@ -55,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ElcvxError, InvalidInputError, SolverError
+from ..errors import InvalidInputError, SolverError
 
 __all__ = [
     "STRATEGIES", "ESTIMATORS", "INTERVAL_METHODS", "OBJECTIVES", "TABLES", "DEFAULT_SEED",

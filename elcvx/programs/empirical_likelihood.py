@@ -65,7 +65,6 @@ from __future__ import annotations
 import math
 
 import cvxpy as cp
-import numpy as np
 
 from .base import Program, inv_wmax, sample_data
 
