@@ -38,7 +38,8 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
         likelihood for martingale data). ``"f"``: the F(1, N-1) quantile of the authors'
         replication code, a small-sample correction that is larger at small N and equal in
         the limit; with N < 2 it has no quantile and the interval is ``[rmin, rmax]``. The
-        default follows the paper's text; ``elcvx reproduce synthetic`` measures both.
+        default follows the paper's text and the synthetic study (docs/synthetic.md): the two
+        differ only at N <= 50, where chi2 already covers about 99%, so F only widens it.
     method : {"auto", "fast", "cvxpy"}
 
     Returns
