@@ -428,6 +428,15 @@ class _Evaluation(NamedTuple):
     status: str
 
 
+def _finite_quantile(calibration, level, n) -> float:
+    """The interval's likelihood-ratio threshold; learning needs a finite one."""
+    quantile = iv.quantile(calibration, level, n)
+    if not np.isfinite(quantile):
+        raise InvalidInputError(f"calibration={calibration!r} has no quantile at N={n:g}: "
+                                "the interval is the whole reward range")
+    return quantile
+
+
 def _ok(status: str) -> bool:
     return status.startswith("optimal")
 
@@ -605,10 +614,7 @@ def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, ca
     iv.option("objective", objective, OBJECTIVES)
     iv.option("method", method, iv.METHODS)
     level = iv.confidence_level(confidence_level)
-    quantile = iv.quantile(calibration, level, sample.n)
-    if not np.isfinite(quantile):
-        raise InvalidInputError(f"calibration={calibration!r} has no quantile at N={sample.n:g}: "
-                                "the interval is the whole reward range")
+    quantile = _finite_quantile(calibration, level, sample.n)
     if rho is None:
         rho = 0.5 * (sample.rmin + sample.rmax)
     rho = iv.finite_scalar("rho", rho)
@@ -670,10 +676,7 @@ def lower_bound_weights(sample, *, confidence_level=0.95, calibration="chi2", me
     iv.option("scale", scale, WEIGHT_SCALES)
     iv.option("method", method, iv.METHODS)
     level = iv.confidence_level(confidence_level)
-    quantile = iv.quantile(calibration, level, sample.n)
-    if not np.isfinite(quantile):
-        raise InvalidInputError(f"calibration={calibration!r} has no quantile at N={sample.n:g}: "
-                                "the interval is the whole reward range")
+    quantile = _finite_quantile(calibration, level, sample.n)
     inner = _Inner(np.asarray(sample.u, dtype=float), sample.counts, sample.wmin, sample.wmax,
                    quantile, method, "lower_bound", 0.5)
     ev = inner(np.asarray(sample.w, dtype=float), need_grad=False)
@@ -884,10 +887,7 @@ def fit(policy, X, actions, logging_prob, rewards, *, objective="lower_bound", s
             "logged action would have a larger weight")
     if not wmax > 1:
         raise InvalidInputError(f"wmax={wmax!r} must be > 1, else E[w] = 1 is impossible")
-    quantile = iv.quantile(calibration, level, n) if objective == "lower_bound" else 0.0
-    if not np.isfinite(quantile):
-        raise InvalidInputError(f"calibration={calibration!r} has no quantile at N={n}: "
-                                "the interval is the whole reward range")
+    quantile = _finite_quantile(calibration, level, n) if objective == "lower_bound" else 0.0
     inner = _Inner(u, None, 0.0, wmax, quantile, method, objective, 0.5)
     span = rmax - rmin
 
