@@ -164,6 +164,88 @@ def test_quick_run_cli_columns_and_reproducibility(tmp_path):
 
 
 @needs_data
+def test_merge_of_split_runs_equals_one_run(tmp_path, capsys):
+    """Runs split by strategy, merged, give the rows and tables of one run of both strategies."""
+    pytest.importorskip("vowpalwabbit")
+    common = ["reproduce", "realistic", "--data-dir", str(DATA), "--datasets", "1413,1473",
+              "--replicates", "4", "--learning-replicates", "3", "--jobs", "1", "--quiet"]
+    assert reproduce_main(common + ["--strategies", "epsilon=0.1,bag=10", "--out", str(tmp_path / "whole")]) == 0
+    assert reproduce_main(common + ["--strategies", "bag=10", "--out", str(tmp_path / "p1")]) == 0
+    assert reproduce_main(common + ["--strategies", "epsilon=0.1", "--out", str(tmp_path / "p2")]) == 0
+    # a part stored gzip-compressed, as the committed runs are
+    for name in ("ope.csv", "learning.csv"):
+        raw = (tmp_path / "p2" / name).read_bytes()
+        (tmp_path / "p2" / (name + ".gz")).write_bytes(gzip.compress(raw))
+        (tmp_path / "p2" / name).unlink()
+    # p1 given twice: equal overlapping rows are allowed
+    merge = ["reproduce", "realistic", "--merge", str(tmp_path / "p1"), str(tmp_path / "p2"),
+             str(tmp_path / "p1"), "--out", str(tmp_path / "merged")]
+    assert reproduce_main(merge) == 0
+    capsys.readouterr()
+    for name in ("ope.csv", "intervals.csv", "learning.csv"):
+        assert (tmp_path / "merged" / name).read_text() == (tmp_path / "whole" / name).read_text(), name
+
+    def table(d, name):
+        with open(tmp_path / d / name, newline="") as fh:
+            return list(csv.DictReader(fh))
+
+    for name in ("table1_ope.csv", "table2_learning.csv", "table3_intervals.csv"):
+        whole, merged = table("whole", name), table("merged", name)
+        assert len(whole) == len(merged) > 0
+        for w, m in zip(whole, merged):
+            for k in w:  # counts and names exactly; means from the 10-digit CSVs to 1e-9
+                if k in ("versus", "strategy", "objective", "method", "wins", "ties", "losses", "datasets", "n"):
+                    assert w[k] == m[k], (name, k)
+                else:
+                    assert float(m[k]) == pytest.approx(float(w[k]), rel=1e-9, abs=1e-12), (name, k)
+    summary = (tmp_path / "merged" / "summary.md").read_text()
+    assert "Merged from 3 runs (seed 20200)" in summary
+    assert "--strategies bag=10" in summary and "--strategies epsilon=0.1" in summary
+    pols = table("merged", "policies.csv")
+    assert sorted((r["table"], r["strategy"]) for r in pols) == sorted(
+        (r["table"], r["strategy"]) for r in table("whole", "policies.csv"))
+
+
+def test_merge_errors(tmp_path, capsys):
+    def run(*folders):
+        code = reproduce_main(["reproduce", "realistic", "--merge", *map(str, folders),
+                               "--out", str(tmp_path / "out")])
+        return code, capsys.readouterr().err
+
+    assert "does not exist" in run(tmp_path / "missing")[1]
+    (tmp_path / "empty").mkdir()
+    assert "no ope.csv, intervals.csv, learning.csv" in run(tmp_path / "empty")[1]
+    head = "dataset,strategy,replicate,objective,true_value\n"
+    for d, text in {"a": head + "1,bag=10,0,ips,0.5\n1,bag=10,1,ips,0.5\n",
+                    "b": head + "1,bag=10,0,ips,0.75\n",
+                    "c": head + "2,bag=10,0,ips,0.5\n",
+                    "d": head + "2,bag=10,1,ips,0.5\n",
+                    "e": "dataset,strategy,replicate,objective\n1,bag=10,0,ips\n",
+                    "f": head + "1,bag=10,zero,ips,0.5\n"}.items():
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "learning.csv").write_text(text)
+    code, err = run(tmp_path / "a", tmp_path / "b")
+    assert code == 2 and "differs from the same row" in err
+    code, err = run(tmp_path / "a", tmp_path / "c")
+    assert code == 2 and "has 2 replicates but dataset 2, bag=10 has 1" in err
+    code, err = run(tmp_path / "d")
+    assert code == 2 and "has replicates [1], not 0..R-1" in err
+    code, err = run(tmp_path / "e")
+    assert code == 2 and "columns" in err
+    code, err = run(tmp_path / "f")
+    assert code == 2 and "line 2: malformed row" in err
+    for d, seed in (("a", 1), ("c", 2)):
+        (tmp_path / d / "summary.md").write_text(f"Command: `elcvx reproduce realistic --seed {seed}`\n")
+    (tmp_path / "c" / "learning.csv").write_text(head + "2,bag=10,0,ips,0.5\n2,bag=10,1,ips,0.5\n")
+    code, err = run(tmp_path / "a", tmp_path / "c")
+    assert code == 2 and "different seeds [1, 2]" in err
+    assert reproduce_main(["reproduce", "realistic", "--merge", str(tmp_path / "a"), "--data-dir", "x"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert reproduce_main(["reproduce", "realistic"]) == 2
+    assert "not neither" in capsys.readouterr().err
+
+
+@needs_data
 def test_truth_by_hand_through_the_pipeline():
     """The OPE task's truth equals the target policy's accuracy computed here from the labels."""
     pytest.importorskip("vowpalwabbit")

@@ -99,8 +99,12 @@ def _add_realistic(which):
                     "exploration strategy; write ope.csv, intervals.csv, learning.csv, the three "
                     "summary tables and summary.md.",
     )
-    real.add_argument("--data-dir", required=True,
-                      help="folder of '<openml id>_<name>.csv.gz' files (last column 'label')")
+    real.add_argument("--data-dir",
+                      help="folder of '<openml id>_<name>.csv.gz' files (last column 'label'); required "
+                           "unless --merge")
+    real.add_argument("--merge", nargs="+", metavar="RUN_DIR",
+                      help="do not run: combine the --out folders of earlier runs (split by --strategies "
+                           "or --datasets) into one set of tables in --out; other options are ignored")
     real.add_argument("--tables", type=_name_list(realistic.TABLES, "table"), default=list(realistic.TABLES),
                       help="comma-separated among ope,ci,learning (default all)")
     real.add_argument("--replicates", type=_positive_int, default=realistic.DEFAULT_REPLICATES,
@@ -138,6 +142,22 @@ def _realistic_command(args) -> str:
 
 
 def _run_realistic(args) -> int:
+    if (args.data_dir is None) == (args.merge is None):
+        print("elcvx: error: give --data-dir (to run the experiments) or --merge RUN_DIR ... (to combine "
+              "earlier runs), not both and not neither", file=sys.stderr)
+        return 2
+    if args.merge:
+        try:
+            study = realistic.merge_runs(args.merge)
+            paths = study.write(args.out, command=shlex.join(
+                ["elcvx", "reproduce", "realistic", "--merge", *args.merge, "--out", args.out]))
+        except ElcvxError as exc:
+            print(f"elcvx: error: {exc}", file=sys.stderr)
+            return 2
+        print(f"merged {len(args.merge)} runs: {len(study.datasets)} datasets x {len(study.strategies)} strategies")
+        for p in paths:
+            print(f"wrote {p}")
+        return 0
     try:
         study = realistic.run_study(args.data_dir, tables=args.tables, replicates=args.replicates,
                                     learning_replicates=args.learning_replicates,

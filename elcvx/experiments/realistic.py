@@ -60,7 +60,7 @@ __all__ = [
     "STRATEGIES", "ESTIMATORS", "INTERVAL_METHODS", "OBJECTIVES", "TABLES", "DEFAULT_SEED",
     "MAX_ROWS", "DatasetError", "Dataset", "load_dataset", "load_folder", "bandit_rewards",
     "split_sizes", "strategy_args", "train_logging_policy", "pmf", "weight_bound", "true_value",
-    "paired_outcome", "run_study", "RealisticStudy",
+    "paired_outcome", "run_study", "merge_runs", "RealisticStudy",
 ]
 
 STRATEGIES = ("epsilon=0.05", "epsilon=0.1", "epsilon=0.25", "bag=10", "bag=32", "cover=10", "cover=32")
@@ -86,6 +86,14 @@ PAPER_LEARNING = {  # strategy -> ((CI LB w, t, l), (EL w, t, l)) against IPS; 4
     "cover=32": ((9, 29, 2), (6, 34, 0)),
 }
 PAPER_CI = {"el-chi2": (0.975, None), "binomial": (0.996, 2.89), "gaussian": (0.912, 0.99)}
+
+# The raw per-replicate tables: file -> (RealisticStudy attribute, columns); the first four columns
+# identify a row (the fourth names the estimator, interval method or objective).
+RAW_TABLES = {
+    "ope.csv": ("ope", ("dataset", "strategy", "replicate", "estimator", "estimate", "truth")),
+    "intervals.csv": ("intervals", ("dataset", "strategy", "replicate", "method", "low", "high", "truth")),
+    "learning.csv": ("learning", ("dataset", "strategy", "replicate", "objective", "true_value")),
+}
 
 
 class DatasetError(InvalidInputError):
@@ -474,7 +482,7 @@ class RealisticStudy:
     tables: tuple
     replicates: int
     learning_replicates: int
-    seed: int
+    seed: int | None  # None: merged runs that did not record it
     ope: list = field(default_factory=list)
     intervals: list = field(default_factory=list)
     learning: list = field(default_factory=list)
@@ -483,6 +491,7 @@ class RealisticStudy:
     cpu_time: float = 0.0
     fit_fallbacks: int = 0
     jobs: int = 1
+    parts: list = field(default_factory=list)  # merged runs: (folder, command, set-up line)
 
     # Table 1
     def ope_table(self) -> list:
@@ -554,18 +563,23 @@ class RealisticStudy:
                                 mean_value_ips=float(mean["ips"])))
         return out
 
+    def sort(self) -> None:
+        """Order the rows by dataset, strategy, replicate, then estimator / method / objective."""
+        order = {d: i for i, d in enumerate(self.datasets)}
+        skey = {s: i for i, s in enumerate(self.strategies)}
+        for attr, names, col in (("ope", ESTIMATORS, "estimator"), ("intervals", INTERVAL_METHODS, "method"),
+                                 ("learning", OBJECTIVES, "objective")):
+            getattr(self, attr).sort(key=lambda r: (order[r["dataset"]], skey[r["strategy"]], r["replicate"],
+                                                    names.index(r[col])))
+        self.policies.sort(key=lambda r: (r["table"], order[r["dataset"]], skey[r["strategy"]]))
+
     def write(self, out, *, command: str | None = None) -> list:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         paths = []
-        specs = [
-            ("ope.csv", ["dataset", "strategy", "replicate", "estimator", "estimate", "truth"], self.ope),
-            ("intervals.csv", ["dataset", "strategy", "replicate", "method", "low", "high", "truth"], self.intervals),
-            ("learning.csv", ["dataset", "strategy", "replicate", "objective", "true_value"], self.learning),
-        ]
-        for name, cols, rows in specs:
-            if rows:
-                paths.append(_write_csv(out / name, cols, rows))
+        for name, (attr, cols) in RAW_TABLES.items():
+            if getattr(self, attr):
+                paths.append(_write_csv(out / name, cols, getattr(self, attr)))
         if self.policies:
             cols = list(dict.fromkeys(k for row in self.policies for k in row))
             paths.append(_write_csv(out / "policies.csv", cols, self.policies))
@@ -612,8 +626,14 @@ def _summary(st: RealisticStudy, command) -> str:
              if {"ope", "ci"} & set(st.tables) else "")
           + (f"; learning runs per (dataset, strategy): {st.learning_replicates}"
              if "learning" in st.tables else ""),
-          f"* Seed {st.seed}; wall time {_fmt_s(st.wall_time)} with {st.jobs} job(s) "
-          f"(CPU time of the tasks {_fmt_s(st.cpu_time)}); paired t-tests (`scipy.stats.ttest_rel`) at 95%.", ""]
+          (f"* Seed {st.seed}; wall time {_fmt_s(st.wall_time)} with {st.jobs} job(s) "
+           f"(CPU time of the tasks {_fmt_s(st.cpu_time)}); paired t-tests (`scipy.stats.ttest_rel`) at 95%."
+           if not st.parts else
+           f"* Merged from {len(st.parts)} runs (seed {st.seed if st.seed is not None else 'not recorded'}); "
+           "paired t-tests (`scipy.stats.ttest_rel`) at 95%. The runs:")]
+    for folder, cmd, setup in st.parts:
+        L.append(f"  * `{folder}`: " + (f"`{cmd}`" if cmd else "(no summary.md)") + (f"; {setup}" if setup else ""))
+    L += [""]
     t1 = st.ope_table()
     if t1:
         L += ["## Table 1: off-policy evaluation, EL against each estimator (squared error)", "",
@@ -724,6 +744,7 @@ def run_study(data_dir, *, tables=TABLES, replicates: int = DEFAULT_REPLICATES,
     t0 = time.perf_counter()
     done = [0]
     keep_ope = "ope" in tables
+    learning_fallbacks = {}  # (dataset, strategy) -> refits over all its chunks
 
     def collect(res):
         if res[0] == "ope":
@@ -737,7 +758,7 @@ def run_study(data_dir, *, tables=TABLES, replicates: int = DEFAULT_REPLICATES,
             st.learning.extend(rows)
             if info.get("table") == "learning":
                 st.policies.append(info)
-            st.fit_fallbacks += info["fit_fallbacks"]
+            learning_fallbacks[did, s] = learning_fallbacks.get((did, s), 0) + info["fit_fallbacks"]
         st.cpu_time += secs
         done[0] += 1
         if progress:
@@ -754,11 +775,130 @@ def run_study(data_dir, *, tables=TABLES, replicates: int = DEFAULT_REPLICATES,
             futs = [pool.submit(fn, t) for fn, t in tasks]
             for f in as_completed(futs):
                 collect(f.result())
-    order = {d: i for i, d in enumerate(st.datasets)}
-    skey = {s: i for i, s in enumerate(strategies)}
-    st.ope.sort(key=lambda r: (order[r["dataset"]], skey[r["strategy"]], r["replicate"], ESTIMATORS.index(r["estimator"])))
-    st.intervals.sort(key=lambda r: (order[r["dataset"]], skey[r["strategy"]], r["replicate"], INTERVAL_METHODS.index(r["method"])))
-    st.learning.sort(key=lambda r: (order[r["dataset"]], skey[r["strategy"]], r["replicate"], OBJECTIVES.index(r["objective"])))
-    st.policies.sort(key=lambda r: (r["table"], order[r["dataset"]], skey[r["strategy"]]))
+    for p in st.policies:
+        if p["table"] == "learning":
+            p["fit_fallbacks"] = learning_fallbacks[p["dataset"], p["strategy"]]
+    st.fit_fallbacks = sum(learning_fallbacks.values())
+    st.sort()
     st.wall_time = time.perf_counter() - t0
+    return st
+
+
+def _read_raw(path: Path, columns) -> list:
+    """The rows of one raw table written by :meth:`RealisticStudy.write` (plain or gzip)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if tuple(reader.fieldnames or ()) != tuple(columns):
+                raise DatasetError(f"{path}: columns {reader.fieldnames} are not {', '.join(columns)}")
+            rows = []
+            for line, row in enumerate(reader, start=2):
+                try:
+                    rows.append({c: (row[c] if c in ("strategy", columns[3])
+                                     else int(row[c]) if c in ("dataset", "replicate") else float(row[c]))
+                                 for c in columns})
+                except (TypeError, ValueError):
+                    raise DatasetError(f"{path}, line {line}: malformed row {row}") from None
+    except (OSError, EOFError, gzip.BadGzipFile, csv.Error) as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc})") from None
+    return rows
+
+
+def _policy_value(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _run_provenance(folder: Path) -> tuple:
+    """(command, set-up line) from the summary.md a run wrote, or ("", "") without one."""
+    path = folder / "summary.md"
+    command = setup = ""
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("Command: `") and line.endswith("`"):
+                command = line[len("Command: `"):-1]
+            elif line.startswith("* Seed ") or line.startswith("* Merged from "):
+                setup = line[2:].split("; paired t-tests")[0]
+    return command, setup
+
+
+def merge_runs(folders) -> RealisticStudy:
+    """Combine the raw tables of earlier runs into one study, as if it had been run at once.
+
+    A paper-size run can be split by ``--strategies`` or ``--datasets`` over sessions or
+    machines: every (dataset, strategy, replicate) has its own random stream, so the parts'
+    rows are exactly the rows of a single run with the same seed. Each folder is the ``--out``
+    of a run (raw tables plain or gzip-compressed). A row present in two parts must be equal in
+    both; every (dataset, strategy) of a table must have the same replicates ``0..R-1``; the
+    parts' seeds (read from their ``summary.md``) must agree. Raises :class:`DatasetError`
+    naming the file and row otherwise.
+    """
+    folders = [Path(f) for f in folders]
+    if not folders:
+        raise InvalidInputError("merge: no run folders given")
+    tables = {attr: {} for attr, _ in RAW_TABLES.values()}
+    policies, parts, seeds = {}, [], set()
+    for folder in folders:
+        if not folder.is_dir():
+            raise DatasetError(f"{folder}: run folder does not exist")
+        found = False
+        for name, (attr, cols) in RAW_TABLES.items():
+            path = next((p for p in (folder / name, folder / (name + ".gz")) if p.is_file()), None)
+            if path is None:
+                continue
+            found = True
+            for row in _read_raw(path, cols):
+                key = tuple(row[c] for c in cols[:4])
+                old = tables[attr].setdefault(key, row)
+                same = all(old[c] == row[c] or (math.isnan(old[c]) and math.isnan(row[c])) for c in cols[4:])
+                if not same:
+                    raise DatasetError(f"{path}: the row {dict(zip(cols[:4], key))} differs from the "
+                                       "same row of an earlier folder (different seeds or code?)")
+        if not found:
+            raise DatasetError(f"{folder}: no {', '.join(RAW_TABLES)} (plain or .gz) to merge")
+        pol = folder / "policies.csv"
+        if pol.is_file():
+            with open(pol, newline="", encoding="utf-8") as fh:
+                for row in csv.DictReader(fh):
+                    row = {k: _policy_value(v) for k, v in row.items() if v != ""}
+                    policies.setdefault((row["table"], row["dataset"], row["strategy"]), row)
+        command, setup = _run_provenance(folder)
+        seed = re.search(r"--seed (\d+)", command)
+        if seed:
+            seeds.add(int(seed.group(1)))
+        parts.append((str(folder), command, setup))
+    if len(seeds) > 1:
+        raise DatasetError(f"merge: the runs used different seeds {sorted(seeds)}")
+    counts = {}
+    for name, (attr, cols) in RAW_TABLES.items():
+        groups = {}
+        for d, s, rep, _ in tables[attr]:
+            groups.setdefault((d, s), set()).add(rep)
+        shapes = {}
+        for (d, s), reps in groups.items():
+            if reps != set(range(len(reps))):
+                raise DatasetError(f"{name}: dataset {d}, {s} has replicates {sorted(reps)}, not 0..R-1")
+            shapes.setdefault(len(reps), (d, s))
+        if len(shapes) > 1:
+            (r1, g1), (r2, g2) = list(shapes.items())[:2]
+            raise DatasetError(f"{name}: dataset {g1[0]}, {g1[1]} has {r1} replicates but dataset "
+                               f"{g2[0]}, {g2[1]} has {r2}; merge runs made with the same replicate counts")
+        counts[attr] = next(iter(shapes), 0)
+    rows = {attr: list(t.values()) for attr, t in tables.items()}
+    every = [r for t in rows.values() for r in t]
+    known = {s: i for i, s in enumerate(STRATEGIES)}
+    strategies = sorted({r["strategy"] for r in every}, key=lambda s: (known.get(s, len(known)), s))
+    st = RealisticStudy(datasets=sorted({r["dataset"] for r in every}), strategies=tuple(strategies),
+                        tables=tuple(t for t, a in zip(TABLES, ("ope", "intervals", "learning")) if rows[a]),
+                        replicates=counts["ope"] or counts["intervals"],
+                        learning_replicates=counts["learning"], seed=seeds.pop() if seeds else None,
+                        ope=rows["ope"], intervals=rows["intervals"], learning=rows["learning"],
+                        policies=list(policies.values()), parts=parts)
+    st.fit_fallbacks = sum(p.get("fit_fallbacks", 0) for p in st.policies if p["table"] == "learning")
+    st.sort()
     return st
