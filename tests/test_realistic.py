@@ -261,6 +261,29 @@ def test_truth_by_hand_through_the_pipeline():
     assert all(r["truth"] == info["truth"] for r in ope)
 
 
+@needs_data
+def test_el_vs_snips_diagnostic_uses_the_table_1_logs():
+    """docs/realistic/el_vs_snips.py's ``el`` column is Table 1's EL on the same evaluation logs."""
+    pytest.importorskip("vowpalwabbit")
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "realistic" / "el_vs_snips.py"
+    spec = importlib.util.spec_from_file_location("el_vs_snips", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ds = R.load_folder(DATA, datasets=[1473])[0]
+    si = R.STRATEGIES.index("epsilon=0.05")
+    _, _, _, ope, _, info, _ = R._run_ope((ds, si, "epsilon=0.05", R.DEFAULT_SEED, 5, False))
+    se, atom = mod.squared_errors(ds, "epsilon=0.05", 5, R.DEFAULT_SEED)
+    for name, key in (("el", "el"), ("snips", "snips")):
+        expected = [(r["estimate"] - r["truth"]) ** 2 for r in ope if r["estimator"] == key]
+        assert se[name] == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    # with no mass on the atom the three EL variants are the same number
+    for i, has_mass in enumerate(atom):
+        if not has_mass:
+            assert se["el-rho-self"][i] == pytest.approx(se["el"][i], abs=1e-12)
+
+
 def test_cli_errors(tmp_path, capsys):
     assert reproduce_main(["reproduce", "realistic", "--data-dir", str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
