@@ -47,13 +47,14 @@ def _mle(sample, method):
     )
 
 
-def lower_bound(sample, mle_sol, quantile, side, method):
-    u = sample.u if side == "lower" else 1.0 - sample.u
+def lower_bound(sample, mle_sol, quantile, side, method, wu=None):
+    """The lower bound of ``u`` (``side="lower"``) or of ``1 - u``; ``wu``: ``w`` times that."""
+    u = None if wu is not None else sample.u if side == "lower" else 1.0 - sample.u
     return _run(
         method,
         lambda: _fast.lower_bound(sample.w, u, sample.counts, sample.wmin, sample.wmax,
                                   mle_sol.loglik, quantile, q_mle=mle_sol.q,
-                                  beta_mle=mle_sol.beta),
+                                  beta_mle=mle_sol.beta, wu=wu),
         lambda: _cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
                                           side=side),
         f"the {side} bound",

@@ -28,6 +28,9 @@ _MAX_ITER = 200
 # Samples with more rows than this start the MLE's Newton iteration from a subsample's solution.
 _SUBSAMPLE_ABOVE = 1 << 18
 _SUBSAMPLE_SIZE = 1 << 16
+# A pass over the data goes block by block: a block's temporaries (a few arrays of this many
+# doubles) stay in the L2 cache, so each input is read once from memory, not once per operation.
+_BLOCK = 1 << 13
 
 
 class _Counter:
@@ -46,6 +49,16 @@ def _wsum(c, x):
     return float(x.sum()) if c is None else float(np.dot(c, x))
 
 
+def _blocks(size):
+    """``(start, stop)`` of the blocks of a pass over ``size`` rows."""
+    return ((i, min(i + _BLOCK, size)) for i in range(0, size, _BLOCK))
+
+
+def _scratch(k, size):
+    """``k`` scratch arrays of one block's length."""
+    return np.empty((k, min(size, _BLOCK)))
+
+
 # ---------------------------------------------------------------------------------------------
 # MLE: one-dimensional
 # ---------------------------------------------------------------------------------------------
@@ -55,19 +68,27 @@ def beta_bounds(wmin: float, wmax: float) -> tuple[float, float]:
     return low, 1.0 / (1.0 - wmin)
 
 
-def _mle_derivatives(beta, d, c, buf=None):
+def _mle_derivatives(beta, d, c, scratch=None):
     """``(sum c d/(1+beta d), sum c (d/(1+beta d))^2)``: the derivative and minus the second.
 
-    ``buf`` is scratch space of ``d``'s size: large samples reuse it instead of allocating
-    (fresh pages of a large array cost more than the arithmetic).
+    ``scratch``: two block-length arrays (from :func:`_scratch`), reused across calls.
     """
     passes.passes += 1
-    t = np.multiply(d, beta, out=buf)
-    t += 1.0
-    np.divide(d, t, out=t)
-    if c is None:
-        return float(t.sum()), float(np.dot(t, t))
-    return float(np.dot(c, t)), float(np.dot(c * t, t))
+    if scratch is None:
+        scratch = _scratch(2, d.size)
+    g = h = 0.0
+    for i, j in _blocks(d.size):
+        t = np.multiply(d[i:j], beta, out=scratch[0, :j - i])
+        t += 1.0
+        np.divide(d[i:j], t, out=t)
+        if c is None:
+            g += float(t.sum())
+            h += float(np.dot(t, t))
+        else:
+            ct = np.multiply(c[i:j], t, out=scratch[1, :j - i])
+            g += float(ct.sum())
+            h += float(np.dot(ct, t))
+    return g, h
 
 
 def solve_beta(d, c, n, wmin, wmax, beta0=None):
@@ -100,9 +121,9 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
         if (g0 > 0 and g_edge >= 0) or (g0 < 0 and g_edge <= 0):
             return edge_beta, "optimal (bound)"
     beta = beta0 if beta0 is not None and a < beta0 < b else 0.0
-    buf = np.empty_like(d)
+    scratch = _scratch(2, d.size)
     for _ in range(_MAX_ITER):
-        g, h = _mle_derivatives(beta, d, c, buf)
+        g, h = _mle_derivatives(beta, d, c, scratch)
         if g > 0:
             a = beta
         else:
@@ -128,17 +149,27 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
     d = w - 1.0
     beta0 = None
     if w.size > _SUBSAMPLE_ABOVE:
-        # Warm start from a strided subsample: Newton then needs about two full passes.
+        # Warm start from a strided subsample (copied: a strided view costs a cache line per
+        # row at every pass): Newton then needs about two full passes.
         k = w.size // _SUBSAMPLE_SIZE
-        sub_c = None if c is None else c[::k]
-        sub_n = float(d[::k].size) if c is None else float(sub_c.sum())
-        beta0, _ = solve_beta(d[::k], sub_c, sub_n, wmin, wmax)
+        sub_c = None if c is None else np.ascontiguousarray(c[::k])
+        sub_d = np.ascontiguousarray(d[::k])
+        sub_n = float(sub_d.size) if c is None else float(sub_c.sum())
+        beta0, _ = solve_beta(sub_d, sub_c, sub_n, wmin, wmax)
     beta, status = solve_beta(d, c, n, wmin, wmax, beta0=beta0)
-    bd = beta * d
+    # One pass for the log-likelihood and q = 1 / (N (1 + beta d)), written block by block.
     passes.passes += 1
-    with np.errstate(divide="ignore"):
-        loglik = _wsum(c, np.log1p(bd))
-    q = 1.0 / (n * (1.0 + bd))
+    q = np.empty_like(w)
+    log = _scratch(1, w.size)[0]
+    loglik = 0.0
+    for i, j in _blocks(w.size):
+        bd = np.multiply(d[i:j], beta, out=q[i:j])
+        with np.errstate(divide="ignore"):
+            lg = np.log1p(bd, out=log[:j - i])
+        loglik += _wsum(None if c is None else c[i:j], lg)
+        bd += 1.0
+        bd *= n
+        np.reciprocal(bd, out=bd)
     return MLESolution(beta=float(beta), loglik=loglik, q=q, status=status)
 
 
@@ -285,8 +316,8 @@ def _cone_basis(wmin, wmax):
     return np.array([[wmax / span, -wmin / span], [-1.0 / span, 1.0 / span]])
 
 
-def _lower_bound_start(w, b, c, n, beta_mle, quantile, T, bufs):
-    """A starting point from the profile dual's quadratic approximation (one pass, no log).
+def _lower_bound_start(w, b, c, n, beta_mle, quantile, T):
+    """A starting point from the profile dual's quadratic approximation (two passes, no log).
 
     At the bound, ``q_n`` is the profile solution ``1/(N (1 + beta' (w_n - 1) + tau (w_n u_n -
     v)))``, so ``a = (1 + beta' (w - 1) + tau (w u - v)) / tau``. Near the MLE, with
@@ -296,20 +327,27 @@ def _lower_bound_start(w, b, c, n, beta_mle, quantile, T, bufs):
     ``v_hat - sqrt(q S)/N``, ``tau = sqrt(q / S)`` and ``beta' = beta* - tau sum c e f / sum c
     f^2``. Returned in the cone coordinates, nudged inside the quadrant.
     """
-    passes.passes += 1
-    inv, e, f = bufs
-    np.multiply(w, beta_mle, out=inv)
-    inv += 1.0 - beta_mle
-    np.reciprocal(inv, out=inv)
-    np.multiply(b, inv, out=e)
-    v_hat = _wsum(c, e) / n
-    np.multiply(inv, v_hat, out=f)
-    e -= f  # e = (w u - v_hat) / d
-    np.multiply(w, inv, out=f)
-    f -= inv  # f = (w - 1) / d
-    ce = e if c is None else c * e
-    s_ee, s_ef = float(np.dot(ce, e)), float(np.dot(ce, f))
-    s_ff = float(np.dot(f, f)) if c is None else float(np.dot(c * f, f))
+    passes.passes += 2
+    # Two loops over the blocks: e needs v_hat, a sum over all rows. (Expanding the squares to
+    # get everything in one loop would cancel catastrophically when w u / d is nearly constant.)
+    sc = _scratch(3, w.size)
+    v_hat = 0.0
+    for i, j in _blocks(w.size):
+        inv = _inverse_mle_denominator(w[i:j], beta_mle, sc[0, :j - i])
+        v_hat += _wsum(None if c is None else c[i:j], np.multiply(b[i:j], inv, out=inv))
+    v_hat /= n
+    s_ee = s_ef = s_ff = 0.0
+    for i, j in _blocks(w.size):
+        k = j - i
+        inv = _inverse_mle_denominator(w[i:j], beta_mle, sc[0, :k])
+        e = np.subtract(b[i:j], v_hat, out=sc[1, :k])
+        e *= inv  # e = (w u - v_hat) / d
+        f = np.multiply(w[i:j], inv, out=sc[2, :k])
+        f -= inv  # f = (w - 1) / d
+        cf = f if c is None else np.multiply(c[i:j], f, out=sc[0, :k])
+        s_ee += float(np.dot(e, e)) if c is None else _wsum(c[i:j], e * e)
+        s_ef += float(np.dot(cf, e))
+        s_ff += float(np.dot(cf, f))
     S = s_ee - (s_ef * s_ef / s_ff if s_ff > 0 else 0.0)
     if not S > 0 or quantile <= 0:
         gamma, beta = 1.0 - beta_mle, beta_mle
@@ -322,17 +360,37 @@ def _lower_bound_start(w, b, c, n, beta_mle, quantile, T, bufs):
     return np.maximum(x0, 1e-3 * max(1.0, float(np.abs(x0).max())))
 
 
-def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0) -> BoundSolution:
+def _inverse_mle_denominator(w, beta, out):
+    """``1 / (1 + beta (w - 1))`` into ``out``."""
+    np.multiply(w, beta, out=out)
+    out += 1.0 - beta
+    return np.reciprocal(out, out=out)
+
+
+def _zero_at(w, b, w_edge) -> bool:
+    """Whether a row has weight ``w_edge`` and ``w u = 0`` (a block-wise pass, stopping early)."""
+    if not np.isfinite(w_edge):
+        return False
+    for i, j in _blocks(w.size):
+        at = w[i:j] == w_edge
+        if at.any() and np.any(b[i:j][at] == 0):
+            return True
+    return False
+
+
+def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
+                wu=None) -> BoundSolution:
     """Lower bound of the EL interval on rewards ``u`` (DESIGN.md, the paper's appendix C corrected).
 
     Solves ``max_{gamma,beta} K geomean_c(gamma + beta w + w u) - gamma - beta`` with
     ``K = exp(-(loglik + quantile/2)/N)`` over ``gamma + beta wmin >= 0``,
     ``gamma + beta wmax >= 0``; then ``kappa = K geomean / N`` and ``q = kappa / a``.
+    ``wu``: ``w * u``, if the caller has it (else computed).
     """
     n = float(w.size) if c is None else float(c.sum())
-    b = w * u
+    b = w * u if wu is None else wu
     K = np.exp(-(loglik + 0.5 * quantile) / n)
-    if not np.any(b > 0):
+    if not b.max() > 0:
         # Every w u is zero: the bound is 0, attained by any feasible Q (the MLE's, say).
         q = q_mle if q_mle is not None else np.full(w.shape, 1.0 / n)
         return BoundSolution(0.0, 0.0, 0.0, 0.0, q, "optimal (all w u = 0)")
@@ -348,38 +406,45 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0)
         q = q_mle if q_mle is not None else np.full(w.shape, 1.0 / n)
         return BoundSolution(0.0, 0.0, 0.0, 0.0, q, "optimal (bound within 1e-13 of 0)")
 
-    bufs = (np.empty_like(w), np.empty_like(w), np.empty_like(w))
+    r1_all = np.empty_like(w)  # 1/a of the last evaluation; becomes q at the end
+    sc = _scratch(3, w.size)
     last = {}
 
     def oracle(x):
         gamma, beta = T @ x
         passes.passes += 1
-        a = np.multiply(w, beta, out=bufs[0])
-        a += b
-        a += gamma
-        # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (there the
-        # geometric mean alone would be a finite 0 and mislead the line search).
-        if not a.min() > 0:
-            return -np.inf, None, None
-        la = np.log(a, out=bufs[1])
-        r1 = np.reciprocal(a, out=a)
-        r2 = np.multiply(w, r1, out=bufs[2])
+        last.clear()  # r1_all is about to change
+        acc = np.zeros(6)  # sum s log a, s/a, s w/a, s/a^2, s w/a^2, s w^2/a^2 (s = c/N or 1/N)
+        for i, j in _blocks(w.size):
+            k = j - i
+            wb = w[i:j]
+            a = np.multiply(wb, beta, out=sc[0, :k])
+            a += b[i:j]
+            a += gamma
+            # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (there the
+            # geometric mean alone would be a finite 0 and mislead the line search).
+            if not a.min() > 0:
+                return -np.inf, None, None
+            la = np.log(a, out=sc[1, :k])
+            r1 = np.reciprocal(a, out=r1_all[i:j])
+            r2 = np.multiply(wb, r1, out=sc[2, :k])
+            if s is None:
+                acc += (la.sum(), r1.sum(), r2.sum(), np.dot(r1, r1), np.dot(r1, r2), np.dot(r2, r2))
+            else:
+                sb = s[i:j]
+                sr1 = np.multiply(sb, r1, out=sc[0, :k])
+                acc += (np.dot(sb, la), sr1.sum(), np.dot(sb, r2), np.dot(sr1, r1), np.dot(sr1, r2),
+                        np.dot(np.multiply(sr1, wb, out=sc[1, :k]), r2))
         if s is None:
-            mean_log = float(la.sum()) / w.size
-            m1, m2 = float(r1.sum()) / w.size, float(r2.sum()) / w.size
-            m11, m12, m22 = (float(np.dot(x_, y_)) / w.size for x_, y_ in ((r1, r1), (r1, r2), (r2, r2)))
-        else:
-            mean_log = float(np.dot(s, la))
-            sr1 = np.multiply(s, r1, out=bufs[1])
-            m1, m2 = float(sr1.sum()), float(np.dot(s, r2))
-            m11, m12, m22 = float(np.dot(sr1, r1)), float(np.dot(sr1, r2)), float(np.dot(sr1 * w, r2))
+            acc /= w.size
+        mean_log, m1, m2, m11, m12, m22 = acc
         kg = K * np.exp(mean_log)
         grad_gb = kg * np.array([m1, m2])
         hess_gb = kg * (np.outer([m1, m2], [m1, m2]) - np.array([[m11, m12], [m12, m22]]))
-        last.update(x=x, kg=kg, r1=r1)
+        last.update(x=x, kg=kg)
         return kg - float(lin @ x), T.T @ grad_gb - lin, T.T @ hess_gb @ T
 
-    x0 = _lower_bound_start(w, b, c, n, beta_mle, quantile, T, bufs)
+    x0 = _lower_bound_start(w, b, c, n, beta_mle, quantile, T)
     G = -np.eye(2)
     h = np.zeros(2)
 
@@ -395,21 +460,18 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0)
 
     # A face of the quadrant where some a_n vanishes (rows at that face's extreme weight with
     # w u = 0) is a log barrier, never an active constraint.
-    if np.isinf(wmax):
-        soft = [bool(np.any((w == wmin) & (b == 0))), False]
-    else:
-        soft = [bool(np.any((w == wmin) & (b == 0))), bool(np.any((w == wmax) & (b == 0)))]
+    soft = [_zero_at(w, b, wmin), _zero_at(w, b, wmax)]
 
     x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
     if status != "optimal":
         # The asymptotic start can be poor at tiny N; retry from the MLE's denominators.
         x0 = np.maximum(np.linalg.solve(T, [1.0 - beta_mle, beta_mle]), 1e-3)
         x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
-    if last.get("x") is not x:
+    if last.get("x") is not x:  # r1_all is from another point (a later trial, or none)
         oracle(x)
     gamma, beta = (float(t) for t in T @ x)
     kappa = last["kg"] / n
-    q = kappa * last["r1"]
+    q = np.multiply(r1_all, kappa, out=r1_all)
     return BoundSolution(value=float(f), beta=beta, gamma=gamma, kappa=float(kappa), q=q,
                          status=status)
 

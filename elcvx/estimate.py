@@ -14,19 +14,21 @@ _MASS_TOL = 1e-10
 
 
 
-def extra_atom(sample: Sample, q: np.ndarray, beta: float):
+def extra_atom(sample: Sample, q: np.ndarray, beta: float, u: np.ndarray | None = None):
     """Mass, importance-weighted mass and weight of the extra atom given the primal ``q``.
 
     ``mass = 1 - sum c q``, ``wmass = 1 - sum c q w``; the atom sits at ``wmin`` when
     ``beta > 0`` and at ``wmax`` when ``beta < 0`` (DESIGN.md); None when it carries nothing.
+    With rewards ``u``, also returns ``sum c q w u``, the value of the mass on the sample.
     """
-    cq = sample.c * q
-    mass = 1.0 - float(cq.sum())
-    wmass = 1.0 - float(np.dot(cq, sample.w))
+    cqw = np.multiply(q, sample.w) if sample.counts is None else sample.counts * q * sample.w
+    mass = 1.0 - float(q.sum() if sample.counts is None else np.dot(sample.counts, q))
+    wmass = 1.0 - float(cqw.sum())
+    tail = () if u is None else (float(np.dot(cqw, u)),)
     if abs(wmass) <= _MASS_TOL and abs(mass) <= _MASS_TOL:
-        return 0.0, 0.0, None
+        return (0.0, 0.0, None) + tail
     w_ex = sample.wmin if beta > 0 else sample.wmax
-    return max(mass, 0.0), max(wmass, 0.0), w_ex
+    return (max(mass, 0.0), max(wmass, 0.0), w_ex) + tail
 
 
 def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResult:
@@ -74,8 +76,7 @@ def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResul
     if not sample.rmin <= rho <= sample.rmax:
         raise iv.InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{sample.rmin}, {sample.rmax}]")
     sol, path = _dispatch.mle(sample, method)
-    mass, wmass, w_ex = extra_atom(sample, sol.q, sol.beta)
-    base = float(np.dot(sample.c * sol.q, sample.w * sample.u))
+    mass, wmass, w_ex, base = extra_atom(sample, sol.q, sol.beta, sample.u)
     rho_u = sample.to_unit(rho)
     return EstimateResult(
         value=sample.to_user(base + wmass * rho_u),

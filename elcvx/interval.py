@@ -66,8 +66,11 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     mle, path = _dispatch.mle(sample, method)
     sides = {}
     statuses = []
+    wu = sample.w * sample.u
     for side in ("lower", "upper"):
-        sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method)
+        # The upper bound is 1 - the lower bound of 1 - u, whose w (1 - u) is w - w u.
+        b = wu if side == "lower" else np.subtract(sample.w, wu, out=wu)
+        sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method, wu=b)
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)
         value_u = float(np.clip(sol.value, 0.0, 1.0))

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import elcvx
-from elcvx import Sample
+from elcvx import Sample, _fast
 from elcvx.testing import assert_agree
 
 WMAX = [2.0, 10.0, 1e3, 1e6, np.inf]
@@ -79,3 +79,32 @@ def test_paths_agree_on_larger_samples(seed):
     assert_agree([c.low, c.high], [f.low, f.high], what="interval")
     # and the bounds' duals describe the same primal solution (q on every row)
     assert_agree(c.lower.q * s.n, f.lower.q * s.n, scale=1.0, tol=1e-5, what="lower bound q")
+    # the same with passes over blocks of 7 rows (the fast path's block loops, remainders included)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_fast, "_BLOCK", 7)
+        s7 = Sample(s.w, s.r, counts=s.counts, wmax=s.wmax)  # a fresh sample: the MLE is cached
+        f7 = elcvx.interval(s7, method="fast")
+    assert_agree([c.low, c.high], [f7.low, f7.high], what="interval, blocks of 7 rows")
+
+
+@settings(max_examples=200, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(samples())
+def test_fast_path_does_not_depend_on_its_block_size(sample):
+    """Blocks of 3 rows and a subsample warm start above 8 rows against one block: same numbers.
+
+    The reference is the one-block computation (every sample here has N <= 40 < the default
+    block), itself held against the cvxpy path by the test above.
+    """
+    est, ci = elcvx.estimate(sample, method="fast"), elcvx.interval(sample, method="fast")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_fast, "_BLOCK", 3)
+        mp.setattr(_fast, "_SUBSAMPLE_ABOVE", 8)
+        mp.setattr(_fast, "_SUBSAMPLE_SIZE", 4)
+        fresh = Sample(sample.w, sample.r, counts=sample.counts, wmin=sample.wmin, wmax=sample.wmax,
+                       rmin=sample.rmin, rmax=sample.rmax)
+        est3, ci3 = elcvx.estimate(fresh, method="fast"), elcvx.interval(fresh, method="fast")
+    scale = sample.rmax - sample.rmin
+    assert_agree(est.value_range, est3.value_range, scale=scale, tol=1e-9, what="value range")
+    assert_agree(est.loglik, est3.loglik, scale=1.0, tol=1e-9, what="l*_mle")
+    assert_agree([ci.low, ci.high], [ci3.low, ci3.high], scale=scale, tol=1e-9, what="interval")
