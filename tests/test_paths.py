@@ -108,3 +108,15 @@ def test_fast_path_does_not_depend_on_its_block_size(sample):
     assert_agree(est.value_range, est3.value_range, scale=scale, tol=1e-9, what="value range")
     assert_agree(est.loglik, est3.loglik, scale=1.0, tol=1e-9, what="l*_mle")
     assert_agree([ci.low, ci.high], [ci3.low, ci3.high], scale=scale, tol=1e-9, what="interval")
+    # each bound's q is its primal solution: E_Q[w u] over the sample (the zero-reward atoms add
+    # nothing) is the bound on the unit scale. q comes from the dual point, which a gap of 1e-13
+    # fixes only to about its square root, so the package's agreement bar (1e-6), not 1e-13; a q
+    # left from another point (a rejected line-search trial) would be off by O(1).
+    u = (sample.r - sample.rmin) / scale
+    for side, res, uu in (("lower", ci.lower, u), ("upper", ci.upper, 1.0 - u)):
+        if res is None:
+            continue
+        value_u = (res.value - sample.rmin) / scale
+        value_u = value_u if side == "lower" else 1.0 - value_u
+        assert_agree(float(np.sum(sample.c * res.q * sample.w * uu)), value_u, scale=1.0,
+                     what=f"{side} bound from its q")
