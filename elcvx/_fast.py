@@ -68,10 +68,11 @@ def beta_bounds(wmin: float, wmax: float) -> tuple[float, float]:
     return low, 1.0 / (1.0 - wmin)
 
 
-def _mle_derivatives(beta, d, c, scratch=None):
+def _mle_derivatives(beta, d, c, scratch=None, domain=False):
     """``(sum c d/(1+beta d), sum c (d/(1+beta d))^2)``: the derivative and minus the second.
 
     ``scratch``: two block-length arrays (from :func:`_scratch`), reused across calls.
+    ``domain=True``: ``(None, None)`` when some ``1 + beta d <= 0``.
     """
     passes.passes += 1
     if scratch is None:
@@ -80,6 +81,8 @@ def _mle_derivatives(beta, d, c, scratch=None):
     for i, j in _blocks(d.size):
         t = np.multiply(d[i:j], beta, out=scratch[0, :j - i])
         t += 1.0
+        if domain and not t.min() > 0:
+            return None, None
         np.divide(d[i:j], t, out=t)
         if c is None:
             g += float(t.sum())
@@ -97,8 +100,12 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
     Returns ``(beta, status)``; ``status`` is ``"optimal"`` or ``"optimal (bound)"`` when the
     maximum is at a constraint (the extra atom then carries mass).
     """
-    g0 = _wsum(c, d)  # derivative at beta = 0: sum(c w) - N
-    scale = _wsum(c, np.abs(d))
+    g0 = scale = 0.0  # the derivative at beta = 0, sum(c w) - N, and its size sum c |d|
+    absd = _scratch(1, d.size)[0]
+    for i, j in _blocks(d.size):
+        cb = None if c is None else c[i:j]
+        g0 += _wsum(cb, d[i:j])
+        scale += _wsum(cb, np.abs(d[i:j], out=absd[:j - i]))
     if abs(g0) <= 1e-15 * max(scale, n):
         return 0.0, "optimal"
     low, high = beta_bounds(wmin, wmax)
@@ -114,10 +121,13 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
     # At the bound, the derivative is -inf when the binding weight is observed; otherwise check
     # its sign: a derivative that keeps the sign of g0 up to the bound means beta* is the bound.
     edge_beta = b if g0 > 0 else a
-    observed = np.any(d == edge_w - 1.0) if np.isfinite(edge_w) else False
+    # (w >= wmin and w <= wmax hold, so the edge weight is observed when it is the extreme one.)
+    observed = np.isfinite(edge_w) and (d.min() if g0 > 0 else d.max()) == edge_w - 1.0
     if not observed:
-        g_edge, _ = _mle_derivatives(edge_beta, d, c) if np.all(1.0 + edge_beta * d > 0) else (
-            -np.inf if g0 > 0 else np.inf, 0.0)
+        # 1 + beta d > 0 at the edge unless rounding puts a weight next to the edge onto it.
+        g_edge, _ = _mle_derivatives(edge_beta, d, c, domain=True)
+        if g_edge is None:
+            g_edge = -np.inf if g0 > 0 else np.inf
         if (g0 > 0 and g_edge >= 0) or (g0 < 0 and g_edge <= 0):
             return edge_beta, "optimal (bound)"
     beta = beta0 if beta0 is not None and a < beta0 < b else 0.0
@@ -317,7 +327,7 @@ def _cone_basis(wmin, wmax):
 
 
 def _lower_bound_start(w, b, c, n, beta_mle, quantile, T):
-    """A starting point from the profile dual's quadratic approximation (two passes, no log).
+    """A starting point from the profile dual's quadratic approximation (one pass, no log).
 
     At the bound, ``q_n`` is the profile solution ``1/(N (1 + beta' (w_n - 1) + tau (w_n u_n -
     v)))``, so ``a = (1 + beta' (w - 1) + tau (w u - v)) / tau``. Near the MLE, with
@@ -327,27 +337,31 @@ def _lower_bound_start(w, b, c, n, beta_mle, quantile, T):
     ``v_hat - sqrt(q S)/N``, ``tau = sqrt(q / S)`` and ``beta' = beta* - tau sum c e f / sum c
     f^2``. Returned in the cone coordinates, nudged inside the quadrant.
     """
-    passes.passes += 2
-    # Two loops over the blocks: e needs v_hat, a sum over all rows. (Expanding the squares to
-    # get everything in one loop would cancel catastrophically when w u / d is nearly constant.)
+    passes.passes += 1
+    # e needs v_hat, a sum over all rows, so the pass collects the sums of the expanded squares:
+    # with z = b/d and g = 1/d, sum c e^2 = sum c z^2 - 2 v_hat sum c z g + v_hat^2 sum c g^2.
+    # The expansion cancels when z is nearly constant; S below its rounding floor counts as 0.
     sc = _scratch(3, w.size)
-    v_hat = 0.0
-    for i, j in _blocks(w.size):
-        inv = _inverse_mle_denominator(w[i:j], beta_mle, sc[0, :j - i])
-        v_hat += _wsum(None if c is None else c[i:j], np.multiply(b[i:j], inv, out=inv))
-    v_hat /= n
-    s_ee = s_ef = s_ff = 0.0
+    sums = np.zeros(7)  # sum c z, c z^2, c z g, c g^2, c z f, c g f, c f^2 (f = (w - 1)/d)
     for i, j in _blocks(w.size):
         k = j - i
-        inv = _inverse_mle_denominator(w[i:j], beta_mle, sc[0, :k])
-        e = np.subtract(b[i:j], v_hat, out=sc[1, :k])
-        e *= inv  # e = (w u - v_hat) / d
-        f = np.multiply(w[i:j], inv, out=sc[2, :k])
-        f -= inv  # f = (w - 1) / d
-        cf = f if c is None else np.multiply(c[i:j], f, out=sc[0, :k])
-        s_ee += float(np.dot(e, e)) if c is None else _wsum(c[i:j], e * e)
-        s_ef += float(np.dot(cf, e))
-        s_ff += float(np.dot(cf, f))
+        g = _inverse_mle_denominator(w[i:j], beta_mle, sc[0, :k])
+        z = np.multiply(b[i:j], g, out=sc[1, :k])
+        f = np.multiply(w[i:j], g, out=sc[2, :k])
+        f -= g
+        if c is not None:  # weight one factor of each product by c
+            cb = c[i:j]
+            cz, cg, cf = cb * z, cb * g, cb * f
+        else:
+            cz, cg, cf = z, g, f
+        sums += (cz.sum(), np.dot(cz, z), np.dot(cz, g), np.dot(cg, g), np.dot(cz, f), np.dot(cg, f),
+                 np.dot(cf, f))
+    sz, szz, szg, sgg, szf, sgf, s_ff = (float(t) for t in sums)
+    v_hat = sz / n
+    s_ee = szz - 2.0 * v_hat * szg + v_hat * v_hat * sgg
+    s_ef = szf - v_hat * sgf
+    if s_ee <= 1e-12 * (szz + v_hat * v_hat * sgg):
+        s_ee = 0.0
     S = s_ee - (s_ef * s_ef / s_ff if s_ff > 0 else 0.0)
     if not S > 0 or quantile <= 0:
         gamma, beta = 1.0 - beta_mle, beta_mle
