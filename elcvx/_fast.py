@@ -34,10 +34,16 @@ _BLOCK = 1 << 13
 
 
 class _Counter:
-    """Counts passes over the data (one per evaluation of an objective and its derivatives)."""
+    """Counts passes over the data (one per evaluation of an objective and its derivatives) and
+    the rows they read (a pass over a subsample reads fewer), for tests and benchmarks."""
 
     def __init__(self):
         self.passes = 0
+        self.rows = 0
+
+    def count(self, rows: int) -> None:
+        self.passes += 1
+        self.rows += int(rows)
 
 
 # Module-level counter, read by tests and benchmarks to report passes over the data.
@@ -74,7 +80,7 @@ def _mle_derivatives(beta, d, c, scratch=None, domain=False):
     ``scratch``: two block-length arrays (from :func:`_scratch`), reused across calls.
     ``domain=True``: ``(None, None)`` when some ``1 + beta d <= 0``.
     """
-    passes.passes += 1
+    passes.count(d.size)
     if scratch is None:
         scratch = _scratch(2, d.size)
     g = h = 0.0
@@ -168,7 +174,7 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
         beta0, _ = solve_beta(sub_d, sub_c, sub_n, wmin, wmax)
     beta, status = solve_beta(d, c, n, wmin, wmax, beta0=beta0)
     # One pass for the log-likelihood and q = 1 / (N (1 + beta d)), written block by block.
-    passes.passes += 1
+    passes.count(w.size)
     q = np.empty_like(w)
     log = _scratch(1, w.size)[0]
     loglik = 0.0
@@ -337,7 +343,7 @@ def _lower_bound_start(w, b, c, n, beta_mle, quantile, T):
     ``v_hat - sqrt(q S)/N``, ``tau = sqrt(q / S)`` and ``beta' = beta* - tau sum c e f / sum c
     f^2``. Returned in the cone coordinates, nudged inside the quadrant.
     """
-    passes.passes += 1
+    passes.count(w.size)
     # e needs v_hat, a sum over all rows, so the pass collects the sums of the expanded squares:
     # with z = b/d and g = 1/d, sum c e^2 = sum c z^2 - 2 v_hat sum c z g + v_hat^2 sum c g^2.
     # The expansion cancels when z is nearly constant; S below its rounding floor counts as 0.
@@ -426,7 +432,7 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
 
     def oracle(x):
         gamma, beta = T @ x
-        passes.passes += 1
+        passes.count(w.size)
         last.clear()  # r1_all is about to change
         acc = np.zeros(6)  # sum s log a, s/a, s w/a, s/a^2, s w/a^2, s w^2/a^2 (s = c/N or 1/N)
         for i, j in _blocks(w.size):
@@ -536,7 +542,7 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
 
         def oracle(x, e=e):
             a = 1.0 + x[0] * d + x[1] * e
-            passes.passes += 1
+            passes.count(d.size)
             if not np.all(a > 0):
                 return -np.inf, None, None
             r = 1.0 / a
