@@ -30,6 +30,8 @@ _SUBSAMPLE_ABOVE = 1 << 18
 _SUBSAMPLE_SIZE = 1 << 16
 # A pass over the data goes block by block: a block's temporaries (a few arrays of this many
 # doubles) stay in the L2 cache, so each input is read once from memory, not once per operation.
+# Below 10,000 rows OpenBLAS computes a dot product in one thread; above, it wakes others, which
+# took 0.1-1 ms per call instead of 3 us when the cores were busy (measured on this machine).
 _BLOCK = 1 << 13
 
 
