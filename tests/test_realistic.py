@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -177,9 +178,10 @@ def test_merge_of_split_runs_equals_one_run(tmp_path, capsys):
         raw = (tmp_path / "p2" / name).read_bytes()
         (tmp_path / "p2" / (name + ".gz")).write_bytes(gzip.compress(raw))
         (tmp_path / "p2" / name).unlink()
-    # p1 given twice: equal overlapping rows are allowed
+    # a copy of p1 as a third part: equal overlapping rows are allowed
+    shutil.copytree(tmp_path / "p1", tmp_path / "p1-again")
     merge = ["reproduce", "realistic", "--merge", str(tmp_path / "p1"), str(tmp_path / "p2"),
-             str(tmp_path / "p1"), "--out", str(tmp_path / "merged")]
+             str(tmp_path / "p1-again"), "--out", str(tmp_path / "merged")]
     assert reproduce_main(merge) == 0
     capsys.readouterr()
     for name in ("ope.csv", "intervals.csv", "learning.csv"):
@@ -292,3 +294,21 @@ def test_cli_errors(tmp_path, capsys):
     assert "last column must be 'label'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         reproduce_main(["reproduce", "realistic", "--data-dir", str(tmp_path), "--tables", "foo"])
+
+
+def test_merge_takes_refit_counts_from_the_parts_summaries(tmp_path, capsys):
+    # Runs before commit 26a43be wrote policies.csv with the refits of the first chunk of runs
+    # only; their summary.md has the total. Without a summary.md, policies.csv is summed.
+    head = "dataset,strategy,replicate,objective,true_value\n"
+    for d, strategy in (("a", "bag=10"), ("b", "cover=10")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "learning.csv").write_text(
+            head + "".join(f"1,{strategy},{i},{o},0.5\n" for i in range(2) for o in ("lower_bound", "ips")))
+        (tmp_path / d / "policies.csv").write_text(f"dataset,strategy,table,fit_fallbacks\n1,{strategy},learning,1\n")
+    (tmp_path / "a" / "summary.md").write_text(
+        "* Learning fits whose fast path failed (refit with `method=\"auto\"`): 3; fits that failed both ways\n")
+    assert reproduce_main(["reproduce", "realistic", "--merge", str(tmp_path / "a"), str(tmp_path / "b"),
+                           "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "refit with `method=\"auto\"`): 4;" in summary  # 3 from a's summary + 1 from b's policies

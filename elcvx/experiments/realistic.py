@@ -814,17 +814,27 @@ def _policy_value(text: str):
     return text
 
 
+_REFITS = re.compile(r"^\* Learning fits whose fast path failed \(refit with `method=\"auto\"`\): (\d+);")
+
+
 def _run_provenance(folder: Path) -> tuple:
-    """(command, set-up line) from the summary.md a run wrote, or ("", "") without one."""
+    """(command, set-up line, learning refits or None) from the summary.md a run wrote.
+
+    The refit total is read from the summary because ``policies.csv`` counted only the first
+    chunk of runs of each (dataset, strategy) before commit 26a43be.
+    """
     path = folder / "summary.md"
     command = setup = ""
+    refits = None
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.startswith("Command: `") and line.endswith("`"):
                 command = line[len("Command: `"):-1]
             elif line.startswith("* Seed ") or line.startswith("* Merged from "):
                 setup = line[2:].split("; paired t-tests")[0]
-    return command, setup
+            elif _REFITS.match(line):
+                refits = int(_REFITS.match(line).group(1))
+    return command, setup, refits
 
 
 def merge_runs(folders) -> RealisticStudy:
@@ -838,11 +848,12 @@ def merge_runs(folders) -> RealisticStudy:
     parts' seeds (read from their ``summary.md``) must agree. Raises :class:`DatasetError`
     naming the file and row otherwise.
     """
-    folders = [Path(f) for f in folders]
+    folders = list(dict.fromkeys(Path(f) for f in folders))  # a folder named twice is one run
     if not folders:
         raise InvalidInputError("merge: no run folders given")
     tables = {attr: {} for attr, _ in RAW_TABLES.values()}
     policies, parts, seeds = {}, [], set()
+    refits = 0
     for folder in folders:
         if not folder.is_dir():
             raise DatasetError(f"{folder}: run folder does not exist")
@@ -862,12 +873,17 @@ def merge_runs(folders) -> RealisticStudy:
         if not found:
             raise DatasetError(f"{folder}: no {', '.join(RAW_TABLES)} (plain or .gz) to merge")
         pol = folder / "policies.csv"
+        part_policies = []
         if pol.is_file():
             with open(pol, newline="", encoding="utf-8") as fh:
-                for row in csv.DictReader(fh):
-                    row = {k: _policy_value(v) for k, v in row.items() if v != ""}
-                    policies.setdefault((row["table"], row["dataset"], row["strategy"]), row)
-        command, setup = _run_provenance(folder)
+                part_policies = [{k: _policy_value(v) for k, v in row.items() if v != ""}
+                                 for row in csv.DictReader(fh)]
+        for row in part_policies:
+            policies.setdefault((row["table"], row["dataset"], row["strategy"]), row)
+        command, setup, part_refits = _run_provenance(folder)
+        if part_refits is None:
+            part_refits = sum(p.get("fit_fallbacks", 0) for p in part_policies if p["table"] == "learning")
+        refits += part_refits
         seed = re.search(r"--seed (\d+)", command)
         if seed:
             seeds.add(int(seed.group(1)))
@@ -899,6 +915,6 @@ def merge_runs(folders) -> RealisticStudy:
                         learning_replicates=counts["learning"], seed=seeds.pop() if seeds else None,
                         ope=rows["ope"], intervals=rows["intervals"], learning=rows["learning"],
                         policies=list(policies.values()), parts=parts)
-    st.fit_fallbacks = sum(p.get("fit_fallbacks", 0) for p in st.policies if p["table"] == "learning")
+    st.fit_fallbacks = refits
     st.sort()
     return st
