@@ -389,15 +389,14 @@ def _inverse_mle_denominator(w, beta, out):
     return np.reciprocal(out, out=out)
 
 
-def _zero_at(w, b, w_edge) -> bool:
-    """Whether a row has weight ``w_edge`` and ``w u = 0`` (a block-wise pass, stopping early)."""
-    if not np.isfinite(w_edge):
-        return False
+def _zero_reward_weights(w, b):
+    """The distinct smallest and largest weights of the rows with ``w u = 0`` (a pass)."""
+    lo, hi = np.inf, -np.inf
     for i, j in _blocks(w.size):
-        at = w[i:j] == w_edge
-        if at.any() and np.any(b[i:j][at] == 0):
-            return True
-    return False
+        z = w[i:j][b[i:j] == 0]
+        if z.size:
+            lo, hi = min(lo, float(z.min())), max(hi, float(z.max()))
+    return sorted({lo, hi}) if lo <= hi else []
 
 
 def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
@@ -437,26 +436,31 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
         passes.count(w.size)
         last.clear()  # r1_all is about to change
         acc = np.zeros(6)  # sum s log a, s/a, s w/a, s/a^2, s w/a^2, s w^2/a^2 (s = c/N or 1/N)
-        for i, j in _blocks(w.size):
-            k = j - i
-            wb = w[i:j]
-            a = np.multiply(wb, beta, out=sc[0, :k])
-            a += b[i:j]
-            a += gamma
-            # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (there the
-            # geometric mean alone would be a finite 0 and mislead the line search).
-            if not a.min() > 0:
-                return -np.inf, None, None
-            la = np.log(a, out=sc[1, :k])
-            r1 = np.reciprocal(a, out=r1_all[i:j])
-            r2 = np.multiply(wb, r1, out=sc[2, :k])
-            if s is None:
-                acc += (la.sum(), r1.sum(), r2.sum(), np.dot(r1, r1), np.dot(r1, r2), np.dot(r2, r2))
-            else:
-                sb = s[i:j]
-                sr1 = np.multiply(sb, r1, out=sc[0, :k])
-                acc += (np.dot(sb, la), sr1.sum(), np.dot(sb, r2), np.dot(sr1, r1), np.dot(sr1, r2),
-                        np.dot(np.multiply(sr1, wb, out=sc[1, :k]), r2))
+        with np.errstate(over="ignore"):  # overflow is detected below
+            for i, j in _blocks(w.size):
+                k = j - i
+                wb = w[i:j]
+                a = np.multiply(wb, beta, out=sc[0, :k])
+                a += b[i:j]
+                a += gamma
+                # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (there the
+                # geometric mean alone would be a finite 0 and mislead the line search).
+                if not a.min() > 0:
+                    return -np.inf, None, None
+                la = np.log(a, out=sc[1, :k])
+                r1 = np.reciprocal(a, out=r1_all[i:j])
+                r2 = np.multiply(wb, r1, out=sc[2, :k])
+                if s is None:
+                    acc += (la.sum(), r1.sum(), r2.sum(), np.dot(r1, r1), np.dot(r1, r2), np.dot(r2, r2))
+                else:
+                    sb = s[i:j]
+                    sr1 = np.multiply(sb, r1, out=sc[0, :k])
+                    acc += (np.dot(sb, la), sr1.sum(), np.dot(sb, r2), np.dot(sr1, r1), np.dot(sr1, r2),
+                            np.dot(np.multiply(sr1, wb, out=sc[1, :k]), r2))
+        if not np.all(np.isfinite(acc)):
+            # Some a_n so small that 1/a_n^2 overflows: far from the optimum, where
+            # a_n >= kappa c_n (as sum c q <= 1), so the line search is sent back.
+            return -np.inf, None, None
         if s is None:
             acc /= w.size
         mean_log, m1, m2, m11, m12, m22 = acc
@@ -467,8 +471,17 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
         return kg - float(lin @ x), T.T @ grad_gb - lin, T.T @ hess_gb @ T
 
     x0 = _lower_bound_start(w, b, c, n, beta_mle, quantile, T)
-    G = -np.eye(2)
-    h = np.zeros(2)
+    # The log's domain, a_n = gamma + beta w_n + w_n u_n > 0: rows with w u > 0 are inside it
+    # anywhere in the cone; rows with w u = 0 need gamma + beta w > 0 at their smallest and
+    # largest weight. Those two lines lie on or just inside the cone's faces, and f is -inf on
+    # them (a log barrier), so they are never active: steps stop short of them (soft). Without
+    # them, a row with w = 1e-139 next to wmin = 0 made the face p = 0 a barrier in all but name:
+    # a step landed on it and the iteration stalled. Listed before the faces, so that a line on a
+    # face (its weight observed with w u = 0) wins the tie and the face is never landed on.
+    barrier = -np.array([[1.0, wz] for wz in _zero_reward_weights(w, b)]).reshape(-1, 2) @ T
+    G = np.vstack([barrier, -np.eye(2)])
+    h = np.zeros(len(G))
+    soft = [True] * len(barrier) + [False, False]
 
     def scale(f, x):
         # f is a reward on [0, 1]: 1e-13 x (1 + ...) is an absolute accuracy of 1e-13 at worst.
@@ -479,10 +492,6 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
     def gap(x, g):
         # Concavity: f(y) <= f(x) + g (y - x); over y >= 0 that is bounded only when g <= 0.
         return float(-g @ x) if np.all(g <= 0) else np.inf
-
-    # A face of the quadrant where some a_n vanishes (rows at that face's extreme weight with
-    # w u = 0) is a log barrier, never an active constraint.
-    soft = [_zero_at(w, b, wmin), _zero_at(w, b, wmax)]
 
     x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
     if status != "optimal":

@@ -120,3 +120,17 @@ def test_fast_path_does_not_depend_on_its_block_size(sample):
         value_u = value_u if side == "lower" else 1.0 - value_u
         assert_agree(float(np.sum(sample.c * res.q * sample.w * uu)), value_u, scale=1.0,
                      what=f"{side} bound from its q")
+
+
+def test_weights_next_to_both_edges_with_zero_reward():
+    """Found in the learning experiments (dataset 1481, epsilon = 0.1, run 37): weights down to
+    1e-139 next to wmin = 0 and 179.99999 next to wmax = 180, with w u = 0, made the cone's faces
+    log barriers in all but name; the fast path landed on one and stalled ("line search
+    failed"), and 1/a^2 overflowed. The reference is the cvxpy path."""
+    n = 98
+    w = np.concatenate([10.0 ** np.linspace(-139, -4, n), [179.99999, 0.0122]])
+    u = np.concatenate([(np.arange(n) % 7 == 0).astype(float), [0.0, 1.0]])
+    s = Sample(w, u, wmax=180.0)
+    fast, cvx = elcvx.interval(s, method="fast"), elcvx.interval(s, method="cvxpy")
+    assert fast.method == "fast"
+    assert_agree([cvx.low, cvx.high], [fast.low, fast.high], what="interval")
