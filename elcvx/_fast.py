@@ -13,7 +13,12 @@ Never imports cvxpy. All functions work on rewards ``u`` rescaled to ``[0, 1]``,
   ``gamma + beta wmin >= 0``, ``gamma + beta wmax >= 0`` (DESIGN.md). In the coordinates
   ``p = gamma + beta wmin``, ``m = gamma + beta wmax`` (or ``m = beta`` when ``wmax = inf``) the
   cone is the non-negative quadrant, so an active-set Newton method needs only bound
-  constraints. One evaluation is one pass: one ``log``, one division and five dot products.
+  constraints, plus the log's domain (``a_n > 0``) at the extreme weights of the rows with
+  ``w u = 0``, kept as barriers that steps stop short of. One evaluation is one pass: one
+  ``log``, one division and five dot products.
+
+Each pass goes over the rows in blocks of ``_BLOCK`` rows, so that its temporaries stay in the
+cache; ``passes`` counts the passes and the rows they read.
 * Profile: ``sup sum c log(1 + beta (w - 1) + tau (w u - v))`` over the four corner constraints,
   by the same active-set Newton method with general linear constraints.
 """
