@@ -445,9 +445,9 @@ class _Inner:
     """The objective at successive ``w(pi)``, with the inner program compiled once when it pays.
 
     ``method="fast"``: the fast path (SolverError if it fails); ``"auto"``: the fast path, then
-    the DPP program of :mod:`elcvx.programs.learning` if the fast path does not reach an optimal
-    status; ``"cvxpy"``: the DPP program when ``n_rows <= DPP_MAX_ROWS``, the fast path's duals
-    above (where compiling the vector parameter costs more than it saves).
+    if it does not reach an optimal status :meth:`_cvxpy_fallback`; ``"cvxpy"``: the DPP program
+    when ``n_rows <= DPP_MAX_ROWS``, the fast path's duals above (where compiling the vector
+    parameter costs more than it saves).
     """
 
     def __init__(self, u, c, wmin, wmax, quantile, method, objective, rho):
@@ -483,6 +483,21 @@ class _Inner:
         self.program.solve(w=w, phi=phi)
         return read_solution(self.program)
 
+    def _cvxpy_fallback(self, w, mle):
+        """Where the fast path failed: the DPP program where compiling it pays (``N <=
+        DPP_MAX_ROWS``; compiled at the first failure, re-solved at later ones), else or if it
+        fails too, the certified cvxpy path of :func:`elcvx.interval` with its own fallbacks."""
+        from . import _cvx
+        from .programs.learning import DPP_MAX_ROWS
+
+        if self.u.size <= DPP_MAX_ROWS:
+            try:
+                return self._dpp(w, mle)
+            except SolverError:
+                pass
+        sample = Sample(w, self.u, counts=self.c, wmin=self.wmin, wmax=self.wmax)
+        return _cvx.lower_bound(sample, loglik=mle.loglik, quantile=self.quantile)
+
     def __call__(self, w, need_grad=True) -> _Evaluation:
         u, c, n = self.u, self.c, self.n
         cc = np.ones_like(w) if c is None else c
@@ -503,7 +518,7 @@ class _Inner:
                 if self.method == "fast":
                     raise SolverError(f"the fast path did not solve the lower bound (status: {sol.status})",
                                       solver="elcvx fast path", status=sol.status)
-                sol, path = self._dpp(w, mle), "cvxpy"
+                sol, path = self._cvxpy_fallback(w, mle), "cvxpy"
         grad = None
         if need_grad:
             # Envelope theorem (see value_and_grad): c_n [q_n (beta + u_n) - kappa beta*/d_n].
@@ -826,8 +841,10 @@ def fit(policy, X, actions, logging_prob, rewards, *, objective="lower_bound", s
     calibration : {"chi2", "f"}
         See :func:`elcvx.interval`.
     method : {"auto", "fast", "cvxpy"}
-        The inner problem's solver: ``"auto"`` the fast path (the compiled DPP program of
-        :func:`elcvx.programs.learning.dro_inner_dual` if it fails); ``"cvxpy"`` that program,
+        The inner problem's solver: ``"auto"`` the fast path (if it fails: the compiled DPP
+        program of :func:`elcvx.programs.learning.dro_inner_dual` for ``N <=``
+        :data:`elcvx.programs.learning.DPP_MAX_ROWS`, else or then the certified cvxpy path
+        of :func:`elcvx.interval`); ``"cvxpy"`` that program,
         compiled once and re-solved at each ``pi``, for ``N <=``
         :data:`elcvx.programs.learning.DPP_MAX_ROWS` and the fast path's duals above;
         ``"fast"`` the fast path only.

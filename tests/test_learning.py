@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import elcvx
-from elcvx import InvalidInputError, Sample
+from elcvx import InvalidInputError, Sample, SolverError
 from elcvx import _fast
 from elcvx.learning import (
     DifferentiablePolicy,
@@ -593,3 +593,39 @@ def test_synthetic_bandit_true_values_are_exact_expectations():
     assert_agree(p, bandit.logging_probs(X)[np.arange(a.size), a], tol=1e-12)
     greedy = p > 0.5
     assert abs(greedy.mean() - (1 - bandit.epsilon + bandit.pmin)) < 4 * math.sqrt(0.25 / 20000)
+
+
+@pytest.mark.parametrize("rows, dpp_fails", [(150, False), (150, True), (1200, False)])
+def test_auto_falls_back_to_cvxpy_where_the_fast_path_fails(bandit_log, monkeypatch, rows, dpp_fails):
+    """method="auto": a fast-path failure is re-solved by the compiled program (N <= DPP_MAX_ROWS)
+    or, above it or when the program fails too, by elcvx.interval's certified cvxpy path. The
+    reference is the fast path on the same weights."""
+    import elcvx.programs.learning as pl
+    from elcvx import _fast as fast_module
+    from elcvx.learning import _Inner
+
+    bandit, (X, a, p, r) = bandit_log
+    if rows > a.size:
+        bandit, (X, a, p, r) = bandit, bandit.log(rows, seed=2)
+    p, r = p[:rows], r[:rows]
+    pol = LinearSoftmaxPolicy(4, 3)
+    w = pol.probs(X[:rows])[np.arange(rows), a[:rows]] / p
+    inner = _Inner(r, None, 0.0, bandit.wmax, 3.841458820694124, "auto", "lower_bound", 0.5)
+    reference = inner(w)
+    assert reference.path == "fast"
+    real = fast_module.lower_bound
+    monkeypatch.setattr(fast_module, "lower_bound",
+                        lambda *args, **kw: real(*args, **kw)._replace(status="max_iter"))
+    compiled = []
+    if dpp_fails:
+        monkeypatch.setattr(_Inner, "_dpp", lambda self, w, mle: (_ for _ in ()).throw(
+            SolverError("forced", solver="CLARABEL", status="user_limit")))
+    else:
+        original = pl.dro_inner
+        monkeypatch.setattr(pl, "dro_inner", lambda *args, **kw: (compiled.append(1), original(*args, **kw))[1])
+    got = inner(w)
+    assert got.path == "cvxpy"
+    assert compiled == ([1] if rows <= pl.DPP_MAX_ROWS and not dpp_fails else [])
+    assert_agree(got.value, reference.value, tol=1e-6)
+    # the gradient is built from q, which Clarabel's solution gives to about 1e-5 (test_paths)
+    assert_agree(got.grad, reference.grad, scale=float(np.abs(reference.grad).max()), tol=1e-4)
