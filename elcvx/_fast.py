@@ -25,6 +25,8 @@ cache; ``passes`` counts the passes and the rows they read.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
@@ -35,9 +37,11 @@ _SUBSAMPLE_ABOVE = 1 << 18
 _SUBSAMPLE_SIZE = 1 << 16
 # A pass over the data goes block by block: a block's temporaries (a few arrays of this many
 # doubles) stay in the L2 cache, so each input is read once from memory, not once per operation.
-# Below 10,000 rows OpenBLAS computes a dot product in one thread; above, it wakes others, which
+# Up to 10,000 rows OpenBLAS computes a dot product in one thread; above, it wakes others, which
 # took 0.1-1 ms per call instead of 3 us when the cores were busy (measured on this machine).
-_BLOCK = 1 << 13
+# Blocks are of equal size, at most _BLOCK rows: as few as possible (each costs ~1 us per numpy
+# call), and no small remainder block.
+_BLOCK = 10_000
 
 
 class _Counter:
@@ -64,7 +68,8 @@ def _wsum(c, x):
 
 def _blocks(size):
     """``(start, stop)`` of the blocks of a pass over ``size`` rows."""
-    return ((i, min(i + _BLOCK, size)) for i in range(0, size, _BLOCK))
+    step = max(-(-size // -(-size // _BLOCK)), 1) if size else 1  # ceil(size / number of blocks)
+    return ((i, min(i + step, size)) for i in range(0, size, step))
 
 
 def _scratch(k, size):
@@ -185,14 +190,14 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
     q = np.empty_like(w)
     log = _scratch(1, w.size)[0]
     loglik = 0.0
-    for i, j in _blocks(w.size):
-        bd = np.multiply(d[i:j], beta, out=q[i:j])
-        with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore"):  # log1p(-1) = -inf: an edge weight at a bound beta
+        for i, j in _blocks(w.size):
+            bd = np.multiply(d[i:j], beta, out=q[i:j])
             lg = np.log1p(bd, out=log[:j - i])
-        loglik += _wsum(None if c is None else c[i:j], lg)
-        bd += 1.0
-        bd *= n
-        np.reciprocal(bd, out=bd)
+            loglik += _wsum(None if c is None else c[i:j], lg)
+            bd += 1.0
+            bd *= n
+            np.reciprocal(bd, out=bd)
     return MLESolution(beta=float(beta), loglik=loglik, q=q, status=status)
 
 
@@ -436,44 +441,63 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
     sc = _scratch(3, w.size)
     last = {}
 
+    (t00, t01), (t10, t11) = T.tolist()
+    lin0, lin1 = lin.tolist()
+
     def oracle(x):
-        gamma, beta = T @ x
+        # Scalars in Python floats: at N ~ 1e3 the 2x2 algebra in numpy cost as much as the pass.
+        p, m = float(x[0]), float(x[1])
+        gamma, beta = t00 * p + t01 * m, t10 * p + t11 * m
         passes.count(w.size)
         last.clear()  # r1_all is about to change
-        acc = np.zeros(6)  # sum s log a, s/a, s w/a, s/a^2, s w/a^2, s w^2/a^2 (s = c/N or 1/N)
-        with np.errstate(over="ignore"):  # overflow is detected below
-            for i, j in _blocks(w.size):
-                k = j - i
-                wb = w[i:j]
-                a = np.multiply(wb, beta, out=sc[0, :k])
-                a += b[i:j]
-                a += gamma
-                # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (there the
-                # geometric mean alone would be a finite 0 and mislead the line search).
-                if not a.min() > 0:
-                    return -np.inf, None, None
-                la = np.log(a, out=sc[1, :k])
-                r1 = np.reciprocal(a, out=r1_all[i:j])
-                r2 = np.multiply(wb, r1, out=sc[2, :k])
-                if s is None:
-                    acc += (la.sum(), r1.sum(), r2.sum(), np.dot(r1, r1), np.dot(r1, r2), np.dot(r2, r2))
-                else:
-                    sb = s[i:j]
-                    sr1 = np.multiply(sb, r1, out=sc[0, :k])
-                    acc += (np.dot(sb, la), sr1.sum(), np.dot(sb, r2), np.dot(sr1, r1), np.dot(sr1, r2),
-                            np.dot(np.multiply(sr1, wb, out=sc[1, :k]), r2))
-        if not np.all(np.isfinite(acc)):
-            # Some a_n so small that 1/a_n^2 overflows: far from the optimum, where
-            # a_n >= kappa c_n (as sum c q <= 1), so the line search is sent back.
+        # sums of s log a, s/a, s w/a, s/a^2, s w/a^2, s w^2/a^2 (s = c/N, or 1/N without counts)
+        sl = s1 = s2 = s11 = s12 = s22 = 0.0
+        for i, j in _blocks(w.size):
+            k = j - i
+            wb = w[i:j]
+            a = np.multiply(wb, beta, out=sc[0, :k])
+            a += b[i:j]
+            a += gamma
+            # a_n = 0 would mean q_n = inf: never optimal, so it is outside the domain (there
+            # the geometric mean alone would be a finite 0 and mislead the line search).
+            if not a.min() > 0:
+                return -np.inf, None, None
+            la = np.log(a, out=sc[1, :k])
+            r1 = np.reciprocal(a, out=r1_all[i:j])
+            r2 = np.multiply(wb, r1, out=sc[2, :k])
+            if s is None:
+                sl += float(la.sum())
+                s1 += float(r1.sum())
+                s2 += float(r2.sum())
+                s11 += float(np.dot(r1, r1))
+                s12 += float(np.dot(r1, r2))
+                s22 += float(np.dot(r2, r2))
+            else:
+                sb = s[i:j]
+                sr1 = np.multiply(sb, r1, out=sc[0, :k])
+                sl += float(np.dot(sb, la))
+                s1 += float(sr1.sum())
+                s2 += float(np.dot(sb, r2))
+                s11 += float(np.dot(sr1, r1))
+                s12 += float(np.dot(sr1, r2))
+                s22 += float(np.dot(np.multiply(sr1, wb, out=sc[1, :k]), r2))
+        if not (math.isfinite(s11) and math.isfinite(s12) and math.isfinite(s22)):
+            # Some a_n so small that 1/a_n^2 overflows (the caller ignores the warning): far from
+            # the optimum, where a_n >= kappa c_n (as sum c q <= 1); the line search backs off.
             return -np.inf, None, None
         if s is None:
-            acc /= w.size
-        mean_log, m1, m2, m11, m12, m22 = acc
-        kg = K * np.exp(mean_log)
-        grad_gb = kg * np.array([m1, m2])
-        hess_gb = kg * (np.outer([m1, m2], [m1, m2]) - np.array([[m11, m12], [m12, m22]]))
+            sl, s1, s2, s11, s12, s22 = (t / w.size for t in (sl, s1, s2, s11, s12, s22))
+        kg = K * math.exp(sl)
+        # In (gamma, beta): gradient kg (m1, m2), Hessian kg (m m^T - M); then mapped through T.
+        g0, g1 = kg * s1, kg * s2
+        h00, h01, h11 = kg * (s1 * s1 - s11), kg * (s1 * s2 - s12), kg * (s2 * s2 - s22)
+        grad = np.array([t00 * g0 + t10 * g1 - lin0, t01 * g0 + t11 * g1 - lin1])
+        a00, a01 = t00 * h00 + t10 * h01, t00 * h01 + t10 * h11  # (T^T H)[0]
+        a10, a11 = t01 * h00 + t11 * h01, t01 * h01 + t11 * h11  # (T^T H)[1]
+        hess = np.array([[a00 * t00 + a01 * t10, a00 * t01 + a01 * t11],
+                         [a10 * t00 + a11 * t10, a10 * t01 + a11 * t11]])
         last.update(x=x, kg=kg)
-        return kg - float(lin @ x), T.T @ grad_gb - lin, T.T @ hess_gb @ T
+        return kg - (lin0 * p + lin1 * m), grad, hess
 
     x0 = _lower_bound_start(w, b, c, n, beta_mle, quantile, T)
     # The log's domain, a_n = gamma + beta w_n + w_n u_n > 0: rows with w u > 0 are inside it
@@ -498,13 +522,14 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
         # Concavity: f(y) <= f(x) + g (y - x); over y >= 0 that is bounded only when g <= 0.
         return float(-g @ x) if np.all(g <= 0) else np.inf
 
-    x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
-    if status != "optimal":
-        # The asymptotic start can be poor at tiny N; retry from the MLE's denominators.
-        x0 = np.maximum(np.linalg.solve(T, [1.0 - beta_mle, beta_mle]), 1e-3)
+    with np.errstate(over="ignore"):  # the oracle detects overflow
         x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
-    if last.get("x") is not x:  # r1_all is from another point (a later trial, or none)
-        oracle(x)
+        if status != "optimal":
+            # The asymptotic start can be poor at tiny N; retry from the MLE's denominators.
+            x0 = np.maximum(np.linalg.solve(T, [1.0 - beta_mle, beta_mle]), 1e-3)
+            x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
+        if last.get("x") is not x:  # r1_all is from another point (a later trial, or none)
+            oracle(x)
     gamma, beta = (float(t) for t in T @ x)
     kappa = last["kg"] / n
     q = np.multiply(r1_all, kappa, out=r1_all)
