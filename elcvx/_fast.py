@@ -567,6 +567,7 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
     out_b = np.empty(v.shape)
     out_t = np.empty(v.shape)
     statuses = set()
+    sc = _scratch(4, w.size)
     for i, vi in enumerate(v):
         if vi <= 0.0 or vi >= 1.0:
             # On or outside the range's edge: possible only if the data leave no w u (resp.
@@ -579,28 +580,42 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
             else:
                 out_l[i], out_b[i], out_t[i] = np.inf, np.nan, np.nan
             continue
-        e = b - vi
-
-        def oracle(x, e=e):
-            a = 1.0 + x[0] * d + x[1] * e
+        def oracle(x, vi=vi):
+            beta, tau = float(x[0]), float(x[1])
             passes.count(d.size)
-            if not np.all(a > 0):
-                return -np.inf, None, None
-            r = 1.0 / a
-            rd, re = r * d, r * e
-            crd = rd if c is None else c * rd
-            cre = re if c is None else c * re
-            f = _wsum(c, np.log(a))
-            grad = np.array([crd.sum(), cre.sum()])
-            H = -np.array([[np.dot(crd, rd), np.dot(crd, re)], [np.dot(cre, rd), np.dot(cre, re)]])
-            return f, grad, H
+            f = g0 = g1 = h00 = h01 = h11 = 0.0
+            for i, j in _blocks(d.size):
+                k = j - i
+                db = d[i:j]
+                e = np.subtract(b[i:j], vi, out=sc[0, :k])
+                a = np.multiply(db, beta, out=sc[1, :k])
+                a += 1.0
+                a += np.multiply(e, tau, out=sc[2, :k])
+                if not a.min() > 0:
+                    return -np.inf, None, None
+                cb = None if c is None else c[i:j]
+                f += _wsum(cb, np.log(a, out=sc[2, :k]))
+                r = np.reciprocal(a, out=a)
+                rd = np.multiply(r, db, out=sc[2, :k])
+                re = np.multiply(r, e, out=e)
+                crd = rd if cb is None else np.multiply(cb, rd, out=sc[1, :k])
+                cre = re if cb is None else np.multiply(cb, re, out=sc[3, :k])
+                g0 += float(crd.sum())
+                g1 += float(cre.sum())
+                h00 += float(np.dot(crd, rd))
+                h01 += float(np.dot(crd, re))
+                h11 += float(np.dot(cre, re))
+            if not (math.isfinite(h00) and math.isfinite(h01) and math.isfinite(h11)):
+                return -np.inf, None, None  # 1/a^2 overflowed: far from the optimum
+            return f, np.array([g0, g1]), -np.array([[h00, h01], [h01, h11]])
 
         G, h = _corner_constraints(wmin, wmax, vi)
 
         def scale(f, x):
             return abs(f) + 1.0
 
-        x, f, _, status = _maximize_2d(oracle, np.array([beta_mle, 0.0]), G, h, scale)
+        with np.errstate(over="ignore"):  # the oracle detects overflow
+            x, f, _, status = _maximize_2d(oracle, np.array([beta_mle, 0.0]), G, h, scale)
         statuses.add(status)
         out_l[i], out_b[i], out_t[i] = f, x[0], x[1]
     status = "optimal" if statuses <= {"optimal"} else ",".join(sorted(statuses))

@@ -91,12 +91,15 @@ def test_paths_agree_on_larger_samples(seed):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(samples())
 def test_fast_path_does_not_depend_on_its_block_size(sample):
-    """Blocks of 3 rows and a subsample warm start above 8 rows against one block: same numbers.
+    """Blocks of 3 rows and a subsample warm start above 8 rows against one block: same numbers
+    (estimate, interval, profile statistic).
 
     The reference is the one-block computation (every sample here has N <= 40 < the default
     block), itself held against the cvxpy path by the test above.
     """
     est, ci = elcvx.estimate(sample, method="fast"), elcvx.interval(sample, method="fast")
+    v = [0.5 * (ci.low + est.value_range.low), 0.5 * (est.value_range.high + ci.high)]
+    prof = elcvx.profile(sample, v, method="fast")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_fast, "_BLOCK", 3)
         mp.setattr(_fast, "_SUBSAMPLE_ABOVE", 8)
@@ -104,10 +107,12 @@ def test_fast_path_does_not_depend_on_its_block_size(sample):
         fresh = Sample(sample.w, sample.r, counts=sample.counts, wmin=sample.wmin, wmax=sample.wmax,
                        rmin=sample.rmin, rmax=sample.rmax)
         est3, ci3 = elcvx.estimate(fresh, method="fast"), elcvx.interval(fresh, method="fast")
+        prof3 = elcvx.profile(fresh, v, method="fast")
     scale = sample.rmax - sample.rmin
     assert_agree(est.value_range, est3.value_range, scale=scale, tol=1e-9, what="value range")
     assert_agree(est.loglik, est3.loglik, scale=1.0, tol=1e-9, what="l*_mle")
     assert_agree([ci.low, ci.high], [ci3.low, ci3.high], scale=scale, tol=1e-9, what="interval")
+    assert_agree(prof.statistic, prof3.statistic, scale=1.0, tol=1e-9, what="profile statistic")
     # each bound's q is its primal solution: E_Q[w u] over the sample (the zero-reward atoms add
     # nothing) is the bound on the unit scale. q comes from the dual point, which a gap of 1e-13
     # fixes only to about its square root, so the package's agreement bar (1e-6), not 1e-13; a q
