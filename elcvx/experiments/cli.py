@@ -141,38 +141,44 @@ def _realistic_command(args) -> str:
     return shlex.join(parts)
 
 
+def _execute(build, headline) -> int:
+    """Run ``build() -> (study, written paths)`` and report; a user error is one line, status 2."""
+    try:
+        study, paths = build()
+    except ElcvxError as exc:
+        print(f"elcvx: error: {exc}", file=sys.stderr)
+        return 2
+    print(headline(study))
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
 def _run_realistic(args) -> int:
     if (args.data_dir is None) == (args.merge is None):
         print("elcvx: error: give --data-dir (to run the experiments) or --merge RUN_DIR ... (to combine "
               "earlier runs), not both and not neither", file=sys.stderr)
         return 2
     if args.merge:
-        try:
+        def merge():
             study = realistic.merge_runs(args.merge)
-            paths = study.write(args.out, command=shlex.join(
-                ["elcvx", "reproduce", "realistic", "--merge", *args.merge, "--out", args.out]))
-        except ElcvxError as exc:
-            print(f"elcvx: error: {exc}", file=sys.stderr)
-            return 2
-        print(f"merged {len(args.merge)} runs: {len(study.datasets)} datasets x {len(study.strategies)} strategies")
-        for p in paths:
-            print(f"wrote {p}")
-        return 0
-    try:
+            command = shlex.join(["elcvx", "reproduce", "realistic", "--merge", *args.merge, "--out", args.out])
+            return study, study.write(args.out, command=command)
+
+        return _execute(merge, lambda st: f"merged {len(args.merge)} runs: {len(st.datasets)} datasets x "
+                                          f"{len(st.strategies)} strategies")
+
+    def run_all():
         study = realistic.run_study(args.data_dir, tables=args.tables, replicates=args.replicates,
                                     learning_replicates=args.learning_replicates,
                                     strategies=args.strategies, datasets=args.datasets,
                                     seed=args.seed, jobs=args.jobs, objectives=args.objectives,
                                     progress=not args.quiet)
-        paths = study.write(args.out, command=_realistic_command(args))
-    except ElcvxError as exc:
-        print(f"elcvx: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"realistic study: {len(study.datasets)} datasets x {len(study.strategies)} strategies in "
-          f"{study.wall_time:.1f} s with {study.jobs} job(s)")
-    for p in paths:
-        print(f"wrote {p}")
-    return 0
+        return study, study.write(args.out, command=_realistic_command(args))
+
+    return _execute(run_all, lambda st: f"realistic study: {len(st.datasets)} datasets x "
+                                        f"{len(st.strategies)} strategies in {st.wall_time:.1f} s "
+                                        f"with {st.jobs} job(s)")
 
 
 def _command_line(args) -> str:
@@ -192,19 +198,14 @@ def run(args) -> int:
     if getattr(args, "experiment", None) != "synthetic":
         print(f"elcvx: error: unknown experiment {getattr(args, 'experiment', None)!r}", file=sys.stderr)
         return 2
-    try:
+    def run_all():
         study = synthetic.run_study(args.sizes, args.replicates, args.seed, jobs=args.jobs,
                                     confidence_level=args.confidence_level,
                                     progress=not args.quiet)
-        paths = study.write(args.out, plots=not args.no_plots, command=_command_line(args))
-    except ElcvxError as exc:
-        print(f"elcvx: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"synthetic study: {len(study.sizes)} sizes x {study.replicates} replicates in "
-          f"{study.wall_time:.1f} s with {study.jobs} job(s)")
-    for p in paths:
-        print(f"wrote {p}")
-    return 0
+        return study, study.write(args.out, plots=not args.no_plots, command=_command_line(args))
+
+    return _execute(run_all, lambda st: f"synthetic study: {len(st.sizes)} sizes x {st.replicates} "
+                                        f"replicates in {st.wall_time:.1f} s with {st.jobs} job(s)")
 
 
 def main(argv=None) -> int:
