@@ -158,8 +158,10 @@ def _run_command(block: Block, command: str):
     _check(block, block.code, stdout.getvalue())
 
 
-def run_page(path: Path):
+def run_page(path: Path) -> int:
+    """Run a page's blocks; return how many Python blocks and output-of commands were checked."""
     namespace = {"__name__": "__docs__"}
+    checked = 0
     for block in parse(path):
         skip = [arg for kind, arg in block.markers if kind == "skip"]
         for kind, arg in block.markers:
@@ -167,17 +169,25 @@ def run_page(path: Path):
                 exec(compile(arg, f"{block.where} (set-up)", "exec"), namespace)
             elif kind == "output-of" and not skip:
                 _run_command(block, arg)
+                checked += 1
         if block.lang in PYTHON and not skip:
             _run_python(block, namespace)
+            checked += 1
+    return checked
 
 
+def _runnable_by_text(text: str) -> int:
+    """Python fences plus output-of markers, minus skip markers, counted on the raw text."""
+    fences = re.findall(r"^[ \t]*(?:```|~~~)[ \t]*(?:python|py|pycon)[ \t]*$", text, re.M)
+    return len(fences) + text.count("docs-test: output-of") - text.count("docs-test: skip")
 
 
 @pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_page(path, monkeypatch):
-    # run_page raises AssertionError when a block's shown output differs from what it prints.
+    # run_page raises AssertionError when a block's shown output differs from what it prints;
+    # and every runnable block of the page must have been run (none lost by the parser).
     monkeypatch.chdir(ROOT)
-    run_page(path)
+    assert run_page(path) == _runnable_by_text(path.read_text(encoding="utf-8"))
 
 
 # ------------------------------------------------------------------------------------------------
