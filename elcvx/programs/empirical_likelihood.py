@@ -306,18 +306,9 @@ def lower_bound_primal(sample, *, side="lower") -> Program:
     """
     w, u, c, N, wmin, wmax = sample_data(sample, side)
     phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
-    y = cp.Variable(w.size, name="y", nonneg=True)
-    m_lo = cp.Variable(name="m_lo", nonneg=True)
-    z_hi = cp.Variable(name="z_hi", nonneg=True)
-    cons = dict(
-        mass=(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
-        weight=(c * w / N) @ y + wmin * m_lo + z_hi == 1,
-        loglik=(c / N) @ cp.log(y) >= phi / N + math.log(N),
-    )
-    problem = cp.Problem(cp.Minimize((c * w * u / N) @ y), list(cons.values()))
+    problem, variables, cons = lower_bound_problem(w, u, c, N, wmin, wmax, phi, form="primal")
     return Program(
-        f"lower_bound_primal[{side}]", problem, parameters=dict(phi=phi),
-        variables=dict(q=y / N, y=y, m_lo=m_lo, m_hi=inv_wmax(wmax) * z_hi, z_hi=z_hi),
+        f"lower_bound_primal[{side}]", problem, parameters=dict(phi=phi), variables=variables,
         constraints=cons, info=dict(N=N, side=side, objective="v_lb"),
     )
 
@@ -349,15 +340,37 @@ def lower_bound_dual(sample, *, side="lower") -> Program:
     """
     w, u, c, N, wmin, wmax = sample_data(sample, side)
     phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
+    problem, variables, cons = lower_bound_problem(w, u, c, N, wmin, wmax, phi, form="dual")
+    return Program(
+        f"lower_bound_dual[{side}]", problem, parameters=dict(phi=phi), variables=variables,
+        constraints=cons, info=dict(N=N, side=side, objective="v_lb"),
+    )
+
+
+def lower_bound_problem(w, u, c, N, wmin, wmax, phi, *, form):
+    """``(problem, variables, constraints)`` of :func:`lower_bound_primal` (``form="primal"``)
+    or :func:`lower_bound_dual` (``"dual"``), in their scaled forms, on rewards ``u`` and counts
+    ``c`` (``N = sum c``). The weights ``w`` and the radius ``phi`` are constants or
+    :class:`cvxpy.Parameter` objects: the same builder serves the interval's programs (``phi`` a
+    parameter) and the learning game's DPP programs (``w`` a parameter too;
+    :mod:`elcvx.programs.learning`). Products with ``w`` are written ``cp.multiply`` so that a
+    parameter ``w`` keeps the problem DPP."""
+    if form == "primal":
+        y = cp.Variable(u.size, name="y", nonneg=True)
+        m_lo = cp.Variable(name="m_lo", nonneg=True)
+        z_hi = cp.Variable(name="z_hi", nonneg=True)
+        cons = dict(
+            mass=(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
+            weight=cp.multiply(c / N, w) @ y + wmin * m_lo + z_hi == 1,
+            loglik=(c / N) @ cp.log(y) >= phi / N + math.log(N),
+        )
+        problem = cp.Problem(cp.Minimize(cp.multiply(c * u / N, w) @ y), list(cons.values()))
+        return problem, dict(q=y / N, y=y, m_lo=m_lo, m_hi=inv_wmax(wmax) * z_hi, z_hi=z_hi), cons
     beta = cp.Variable(name="beta")
     gamma = cp.Variable(name="gamma")
     K = cp.Variable(name="K", nonneg=True)
-    a = gamma + beta * w + w * u
+    a = gamma + beta * w + cp.multiply(u, w)
     cons = dict(wmin=gamma + beta * wmin >= 0, wmax=inv_wmax(wmax) * gamma + beta >= 0)
     objective = -beta - gamma + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
     problem = cp.Problem(cp.Maximize(objective), list(cons.values()))
-    return Program(
-        f"lower_bound_dual[{side}]", problem, parameters=dict(phi=phi),
-        variables=dict(beta=beta, gamma=gamma, kappa=K / N, K=K),
-        constraints=cons, info=dict(N=N, side=side, objective="v_lb"),
-    )
+    return problem, dict(beta=beta, gamma=gamma, kappa=K / N, K=K), cons

@@ -59,7 +59,8 @@ import numpy as np
 from .. import _fast
 from .._solutions import BoundSolution
 from ..errors import InvalidInputError
-from .base import Program, inv_wmax
+from .base import Program
+from .empirical_likelihood import lower_bound_problem
 
 #: Largest number of rows for which :mod:`elcvx.learning` compiles the DPP program
 #: (``method="cvxpy"``); above it the fast path's duals are used (see the module docstring).
@@ -151,23 +152,7 @@ def dro_inner_primal(sample) -> Program:
     >>> round(prog.solve(w=w, phi=dro_phi(w, wmax=10.0, quantile=3.841459)), 4)
     0.2529
     """
-    u, c, N, wmin, wmax = _fixed_data(sample)
-    w = cp.Parameter(u.size, name="w", nonneg=True, value=np.asarray(sample.w, dtype=float))
-    phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
-    y = cp.Variable(u.size, name="y", nonneg=True)
-    m_lo = cp.Variable(name="m_lo", nonneg=True)
-    z_hi = cp.Variable(name="z_hi", nonneg=True)
-    cons = dict(
-        mass=(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
-        weight=cp.multiply(c / N, w) @ y + wmin * m_lo + z_hi == 1,
-        loglik=(c / N) @ cp.log(y) >= phi / N + math.log(N),
-    )
-    problem = cp.Problem(cp.Minimize(cp.multiply(c * u / N, w) @ y), list(cons.values()))
-    return Program(
-        "dro_inner_primal", problem, parameters=dict(w=w, phi=phi),
-        variables=dict(q=y / N, y=y, m_lo=m_lo, z_hi=z_hi),
-        constraints=cons, info=dict(N=N, form="primal", objective="v_lb", u=u, c=c),
-    )
+    return _inner_program(sample, "primal")
 
 
 def dro_inner_dual(sample) -> Program:
@@ -207,20 +192,17 @@ def dro_inner_dual(sample) -> Program:
     >>> round(float(sol.q.sum()), 4)  # Q on the sample; the rest sits on the atom (wmax, 0)
     0.9674
     """
+    return _inner_program(sample, "dual")
+
+
+def _inner_program(sample, form) -> Program:
     u, c, N, wmin, wmax = _fixed_data(sample)
     w = cp.Parameter(u.size, name="w", nonneg=True, value=np.asarray(sample.w, dtype=float))
     phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
-    beta = cp.Variable(name="beta")
-    gamma = cp.Variable(name="gamma")
-    K = cp.Variable(name="K", nonneg=True)
-    a = gamma + beta * w + cp.multiply(u, w)
-    cons = dict(wmin=gamma + beta * wmin >= 0, wmax=inv_wmax(wmax) * gamma + beta >= 0)
-    objective = -beta - gamma + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
-    problem = cp.Problem(cp.Maximize(objective), list(cons.values()))
+    problem, variables, cons = lower_bound_problem(w, u, c, N, wmin, wmax, phi, form=form)
     return Program(
-        "dro_inner_dual", problem, parameters=dict(w=w, phi=phi),
-        variables=dict(beta=beta, gamma=gamma, K=K),
-        constraints=cons, info=dict(N=N, form="dual", objective="v_lb", u=u, c=c),
+        f"dro_inner_{form}", problem, parameters=dict(w=w, phi=phi), variables=variables,
+        constraints=cons, info=dict(N=N, form=form, objective="v_lb", u=u, c=c),
     )
 
 
@@ -330,14 +312,4 @@ def compile_times(sizes=(100, 1000, 10000), *, form="dual", seed=0, repeats=3):
 def _constant_program(sample, w, phi, form):
     """The same inner program with ``w`` and ``phi`` as constants (for :func:`compile_times`)."""
     u, c, N, wmin, wmax = _fixed_data(sample)
-    if form == "dual":
-        beta, gamma, K = cp.Variable(), cp.Variable(), cp.Variable(nonneg=True)
-        a = gamma + beta * w + w * u
-        objective = -beta - gamma + K * (phi / N + math.log(N) + 1) - (c / N) @ cp.rel_entr(K, a)
-        cons = [gamma + beta * wmin >= 0, inv_wmax(wmax) * gamma + beta >= 0]
-        return cp.Problem(cp.Maximize(objective), cons)
-    y, m_lo, z_hi = cp.Variable(u.size, nonneg=True), cp.Variable(nonneg=True), cp.Variable(nonneg=True)
-    cons = [(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
-            (c * w / N) @ y + wmin * m_lo + z_hi == 1,
-            (c / N) @ cp.log(y) >= phi / N + math.log(N)]
-    return cp.Problem(cp.Minimize((c * u * w / N) @ y), cons)
+    return lower_bound_problem(np.asarray(w, dtype=float), u, c, N, wmin, wmax, float(phi), form=form)[0]
