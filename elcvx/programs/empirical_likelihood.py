@@ -353,23 +353,27 @@ def lower_bound_problem(w, u, c, N, wmin, wmax, phi, *, form):
     ``c`` (``N = sum c``). The weights ``w`` and the radius ``phi`` are constants or
     :class:`cvxpy.Parameter` objects: the same builder serves the interval's programs (``phi`` a
     parameter) and the learning game's DPP programs (``w`` a parameter too;
-    :mod:`elcvx.programs.learning`). Products with ``w`` are written ``cp.multiply`` so that a
-    parameter ``w`` keeps the problem DPP."""
+    :mod:`elcvx.programs.learning`). A parameter ``w`` enters through ``cp.multiply``, which
+    keeps the problem DPP; a constant ``w`` is multiplied out, so the program prints as numbers."""
+    param = isinstance(w, cp.Expression)
+    cw = cp.multiply(c / N, w) if param else c * w / N  # c_n w_n / N
+    cwu = cp.multiply(c * u / N, w) if param else c * w * u / N  # c_n w_n u_n / N
+    wu = cp.multiply(u, w) if param else w * u
     if form == "primal":
         y = cp.Variable(u.size, name="y", nonneg=True)
         m_lo = cp.Variable(name="m_lo", nonneg=True)
         z_hi = cp.Variable(name="z_hi", nonneg=True)
         cons = dict(
             mass=(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
-            weight=cp.multiply(c / N, w) @ y + wmin * m_lo + z_hi == 1,
+            weight=cw @ y + wmin * m_lo + z_hi == 1,
             loglik=(c / N) @ cp.log(y) >= phi / N + math.log(N),
         )
-        problem = cp.Problem(cp.Minimize(cp.multiply(c * u / N, w) @ y), list(cons.values()))
+        problem = cp.Problem(cp.Minimize(cwu @ y), list(cons.values()))
         return problem, dict(q=y / N, y=y, m_lo=m_lo, m_hi=inv_wmax(wmax) * z_hi, z_hi=z_hi), cons
     beta = cp.Variable(name="beta")
     gamma = cp.Variable(name="gamma")
     K = cp.Variable(name="K", nonneg=True)
-    a = gamma + beta * w + cp.multiply(u, w)
+    a = gamma + beta * w + wu
     cons = dict(wmin=gamma + beta * wmin >= 0, wmax=inv_wmax(wmax) * gamma + beta >= 0)
     objective = -beta - gamma + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
     problem = cp.Problem(cp.Maximize(objective), list(cons.values()))
