@@ -236,11 +236,12 @@ def certify_mle(beta, sample):
     """``(beta, l*_mle, q)`` if ``beta`` is certified optimal for the MLE dual, else ``None``.
 
     ``beta`` is clipped to its interval, and moved onto an end of it when it lies within
-    ``1e-6`` (of the interval's length) of that end and the end is optimal (the derivative points
-    outwards there: an exact test, so the move is safe), then refined by Newton steps
-    (:func:`_polish_beta`). Certified when the primal weights ``q = 1/(N (1 + beta (w - 1)))``
-    with nonnegative extra-atom masses satisfy the primal constraints to :data:`FEAS_TOL` and the
-    Newton decrement (zero at an optimal end) is below :data:`VALUE_TOL` ``* max(1, l)``.
+    ``1e-6`` (of the interval's length) of that end or the derivative points to it, and the end
+    is optimal (the derivative points outwards there: an exact test, so the move is safe), then
+    refined by Newton steps (:func:`_polish_beta`). Certified when the primal weights ``q = 1/(N
+    (1 + beta (w - 1)))`` with nonnegative extra-atom masses satisfy the primal constraints to
+    :data:`FEAS_TOL` and a bound on the gap, the Newton decrement (zero at an optimal end) or
+    the tangent line's rise to the end, is below :data:`VALUE_TOL` ``* max(1, l)``.
     """
     w, _, c, N, wmin, wmax = _data(sample)
     if beta is None or not np.isfinite(beta):
@@ -248,8 +249,13 @@ def certify_mle(beta, sample):
     lo, hi = beta_bounds(wmin, wmax)
     beta = min(max(float(beta), lo), hi)
     x = w - 1.0
+    d = 1.0 + beta * x
+    uphill = float(c @ (x / d)) if np.all(d > 0) else 0.0  # the derivative's sign at beta
     for end, sign in ((lo, -1.0), (hi, 1.0)):
-        if abs(beta - end) <= 1e-6 * (hi - lo) and beta != end:
+        near = abs(beta - end) <= 1e-6 * (hi - lo)
+        # Also the end the derivative points to, however far: the objective is nearly linear
+        # when every weight is within 1e-8 of 1, and the solver's beta then anywhere.
+        if (near or sign * uphill > 0) and beta != end:
             d = 1.0 + end * x
             if np.all(d > 0) and sign * float(c @ (x / d)) >= 0:
                 beta = end
@@ -263,6 +269,10 @@ def certify_mle(beta, sample):
     g, h = float(c @ r), float(c @ (r * r))
     outward = (beta == lo and g <= 0) or (beta == hi and g >= 0)
     decrement = 0.0 if outward or h <= 0 else g * g / h
+    # Concavity also bounds the gap by the tangent line over the interval: the certificate
+    # where the objective is nearly linear (every weight within 1e-8 of 1), so that its
+    # decrement g^2/h overstates the gap and beta may lie anywhere in the interval.
+    decrement = min(decrement, g * ((hi if g > 0 else lo) - beta))
     loglik = float(c @ np.log1p(beta * x))
     last_certificate.clear()
     last_certificate.update(feas=max(0.0, -m_lo, -z_hi), decrement=decrement)

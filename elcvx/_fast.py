@@ -87,29 +87,28 @@ def beta_bounds(wmin: float, wmax: float) -> tuple[float, float]:
 
 
 def _mle_derivatives(beta, d, c, scratch=None, domain=False):
-    """``(sum c d/(1+beta d), sum c (d/(1+beta d))^2)``: the derivative and minus the second.
+    """``(g, h, floor)``: the derivative ``g = sum c t`` and minus the second ``h = sum c t^2``
+    of the MLE objective, ``t = d/(1 + beta d)``, and ``floor = sum c |t|``, the size of the
+    terms that cancel in ``g`` (its rounding error is about ``1e-16 floor``).
 
     ``scratch``: two block-length arrays (from :func:`_scratch`), reused across calls.
-    ``domain=True``: ``(None, None)`` when some ``1 + beta d <= 0``.
+    ``domain=True``: ``(None, None, None)`` when some ``1 + beta d <= 0``.
     """
     passes.count(d.size)
     if scratch is None:
         scratch = _scratch(2, d.size)
-    g = h = 0.0
+    g = h = floor = 0.0
     for i, j in _blocks(d.size):
         t = np.multiply(d[i:j], beta, out=scratch[0, :j - i])
         t += 1.0
         if domain and not t.min() > 0:
-            return None, None
+            return None, None, None
         np.divide(d[i:j], t, out=t)
-        if c is None:
-            g += float(t.sum())
-            h += float(np.dot(t, t))
-        else:
-            ct = np.multiply(c[i:j], t, out=scratch[1, :j - i])
-            g += float(ct.sum())
-            h += float(np.dot(ct, t))
-    return g, h
+        ct = t if c is None else np.multiply(c[i:j], t, out=scratch[1, :j - i])
+        g += float(ct.sum())
+        h += float(np.dot(ct, t))
+        floor += float(np.abs(ct, out=scratch[1, :j - i]).sum())
+    return g, h, floor
 
 
 def solve_beta(d, c, n, wmin, wmax, beta0=None):
@@ -143,7 +142,7 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
     observed = np.isfinite(edge_w) and (d.min() if g0 > 0 else d.max()) == edge_w - 1.0
     if not observed:
         # 1 + beta d > 0 at the edge unless rounding puts a weight next to the edge onto it.
-        g_edge, _ = _mle_derivatives(edge_beta, d, c, domain=True)
+        g_edge, _, _ = _mle_derivatives(edge_beta, d, c, domain=True)
         if g_edge is None:
             g_edge = -np.inf if g0 > 0 else np.inf
         if (g0 > 0 and g_edge >= 0) or (g0 < 0 and g_edge <= 0):
@@ -151,7 +150,7 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
     beta = beta0 if beta0 is not None and a < beta0 < b else 0.0
     scratch = _scratch(2, d.size)
     for _ in range(_MAX_ITER):
-        g, h = _mle_derivatives(beta, d, c, scratch)
+        g, h, floor = _mle_derivatives(beta, d, c, scratch)
         if g > 0:
             a = beta
         else:
@@ -165,7 +164,9 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
             new = 0.5 * (a + b)
         if abs(new - beta) <= 4e-16 * max(abs(beta), abs(new), 1e-300) or a >= b:
             return new, "optimal"
-        if abs(g) <= 1e-14 * scale:
+        # g at its rounding floor: the size of the terms at beta, not of d (with one weight of
+        # 1e16, sum c |d| is 1e16 while the terms t at the root are about 1/beta).
+        if abs(g) <= 1e-14 * floor:
             return beta, "optimal"
         beta = new
     return beta, "max_iter"
@@ -204,7 +205,7 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
 # ---------------------------------------------------------------------------------------------
 # A small active-set Newton method: maximise a concave function of 2 variables on a polygon.
 # ---------------------------------------------------------------------------------------------
-def _maximize_2d(oracle, x0, G, h, scale, gap=None, soft=None):
+def _maximize_2d(oracle, x0, G, h, scale, gap=None, soft=None, accurate=None):
     """Maximise a concave ``f`` subject to ``G x <= h`` (2 variables), from a feasible ``x0``.
 
     ``oracle(x) -> (f, grad, hess)``, with ``f = -inf`` outside the domain. Newton
@@ -219,15 +220,18 @@ def _maximize_2d(oracle, x0, G, h, scale, gap=None, soft=None):
     ``1e-13 * scale`` (which ends a slow approach to a supremum on the boundary of the domain).
     ``soft[i]`` marks a constraint on which ``f`` is ``-inf`` (a log of 0): it can never be
     active at the optimum, so steps stop short of it (at 90% of the way) instead of landing on
-    it, as an interior-point method would.
+    it, as an interior-point method would. ``accurate(x, f, grad)``, if given, says whether a
+    converged point's gradient is accurate enough; if not, up to three more Newton steps are
+    taken (each accepted when it keeps ``f`` within rounding).
     """
     x = np.array(x0, dtype=float)
     active: list[int] = []
     f, g, H = oracle(x)
     just_added = None
+    polished = 0
     for _ in range(_MAX_ITER):
         if gap is not None and gap(x, g) <= 1e-13 * scale(f, x):
-            return x, f, active, "optimal"
+            return x, f, g, "optimal"
         # Release an active constraint whose multiplier has turned negative (the gradient points
         # into the feasible side), unless it was met by the last step.
         if active:
@@ -252,17 +256,26 @@ def _maximize_2d(oracle, x0, G, h, scale, gap=None, soft=None):
             d = np.zeros(2)
         decrement = float(g @ d)
         size = scale(f, x)
+        polishing = False
         if decrement <= 1e-13 * size:
             # Stationary on the face: check the multipliers of the active constraints.
             # (After the Jacobi scaling in _newton_direction, a small decrement means a small
             # scaled gradient, except along a flat direction, which gets a long step instead.)
-            if not active:
-                return x, f, active, "optimal"
-            mult, *_ = np.linalg.lstsq(G[active].T, g, rcond=None)
-            if np.all(mult >= -1e-13 * size):
-                return x, f, active, "optimal"
-            active.pop(int(np.argmin(mult)))
-            continue
+            if active:
+                # The multipliers at the face's optimum, one Newton step d away: where the
+                # curvature is large a gradient of 1e-10 can change sign within that step, and
+                # judged at x the face would be left, re-entered and left again.
+                mult, *_ = np.linalg.lstsq(G[active].T, g + H @ d, rcond=None)
+                if not np.all(mult >= -1e-13 * size):
+                    active.pop(int(np.argmin(mult)))
+                    continue
+            if accurate is None or accurate(x, f, g) or polished >= 3 or not np.any(d):
+                return x, f, g, "optimal"
+            # f is converged but the gradient, which the primal solution is read from, is not
+            # yet (a decrement of 1e-21 can hide a gradient of 3e-8 where the curvature is
+            # large): take the Newton step anyway, accepting any value within rounding.
+            polished += 1
+            polishing = True
         # Longest step that stays feasible.
         slack = h - G @ x
         rate = G @ d
@@ -286,21 +299,31 @@ def _maximize_2d(oracle, x0, G, h, scale, gap=None, soft=None):
                 gi = G[hit]
                 trial = trial - (gi @ trial - h[hit]) / (gi @ gi) * gi
             ft, gt, Ht = oracle(trial)
+            if at_boundary and gt is not None and float(gt @ d) < 0:
+                # f falls towards the constraint: the ray's maximum is short of it, so the face
+                # is not where the step should end. Landing on it anyway can be a trap: next to
+                # a face on which some a_n is nearly 0 (a weight of 1e-139 beside wmin = 0) f is
+                # finite but its curvature so large that Newton steps from there are ~1e-140.
+                # Stop short of it instead, as for a soft constraint.
+                alpha, at_boundary = 0.9 * alpha, False
+                continue
             if ft >= f + 1e-4 * alpha * decrement:  # False for -inf and NaN
+                break
+            if polishing and ft >= f - 1e-13 * size:
                 break
             alpha *= 0.5
             at_boundary = False
         else:
             if decrement <= 1e-9 * size:
-                return x, f, active, "optimal"
-            return x, f, active, "line search failed"
+                return x, f, g, "optimal"
+            return x, f, g, "line search failed"
         x, f, g, H = trial, ft, gt, Ht
         if at_boundary:
             active.append(hit)
             just_added = hit
             if len(active) == 2 and abs(np.linalg.det(G[active])) < 1e-300:
                 active.pop()
-    return x, f, active, "max_iter"
+    return x, f, g, "max_iter"
 
 
 def _newton_direction(g, H, x):
@@ -327,7 +350,10 @@ def _newton_direction(g, H, x):
     for lam, vec in zip(vals, vecs.T):
         if lam < -1e-6:
             ds -= (vec @ gs) / lam * vec
-        else:
+        elif abs(vec @ gs) > 1e-9 * np.linalg.norm(gs):
+            # A flat direction along which f rises. One along which the gradient is rounding
+            # noise (every weight 1: f depends on gamma + beta only) gets no step: a long step
+            # there would only run into a constraint and hide the Newton step in the range.
             ds += np.sign(vec @ gs) * length * vec
     return ds / diag
 
@@ -407,6 +433,33 @@ def _zero_reward_weights(w, b):
         if z.size:
             lo, hi = min(lo, float(z.min())), max(hi, float(z.max()))
     return sorted({lo, hi}) if lo <= hi else []
+
+
+# The certificate's tolerances: a primal mass may be negative by at most FEAS_TOL, and the
+# primal objective may exceed the dual one by at most GAP_TOL * max(1, |v|) (shared with the
+# cvxpy path's certificates).
+FEAS_TOL = 1e-8
+GAP_TOL = 1e-8
+
+
+def _certify_bound(x, f, g, tol=1.0):
+    """``"optimal"`` if the dual point ``x`` (cone coordinates) certifies the lower bound ``f``.
+
+    In the cone coordinates ``(p, m)`` the gradient is minus the masses that the primal ``q =
+    kappa / a`` leaves to the zero-reward atoms at ``wmin`` and ``wmax`` (the atom at ``wmax``
+    weighted by ``wmax``; at ``wmax = inf``, its weighted mass), so ``q`` is primal feasible
+    when ``g <= 0``; then ``-g . x`` is the primal objective minus the dual one (the duality
+    gap). A point that fails is not an optimum, whatever the iteration's stopping rule said.
+    """
+    if g is None or not np.all(np.isfinite(g)):
+        return "not certified (no gradient)"
+    worst = float(g.max())
+    if worst > tol * FEAS_TOL:
+        return f"not certified (an atom's mass is {-worst:.2g})"
+    gap = float(-g @ x)
+    if gap > tol * GAP_TOL * max(1.0, abs(f)):
+        return f"not certified (duality gap {gap:.2g})"
+    return "optimal"
 
 
 def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
@@ -512,24 +565,34 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
     h = np.zeros(len(G))
     soft = [True] * len(barrier) + [False, False]
 
+    # f is a reward on [0, 1], at most K mean(w u) (AM-GM, where the slope above is <= 0): an
+    # absolute floor of that size makes 1e-13 x scale an absolute accuracy of 1e-13 at worst.
+    # Without a floor, a bound reached only in the limit x -> 0 would be approached one halving
+    # at a time; with a floor of 1, a bound of 1e-13 (a ball so wide that K is 1e-9) would count
+    # as converged long before its gradient, which the primal q is read from, is.
+    floor = min(1.0, K * _wsum(c, b) / n)
+
     def scale(f, x):
-        # f is a reward on [0, 1]: 1e-13 x (1 + ...) is an absolute accuracy of 1e-13 at worst.
-        # Without the absolute floor, a bound at 0 reached only in the limit x -> 0 (a likelihood
-        # ball so wide that K underflows) would be approached one halving at a time.
-        return abs(f) + abs(float(lin @ x)) + 1.0
+        return abs(f) + abs(float(lin @ x)) + floor
 
     def gap(x, g):
         # Concavity: f(y) <= f(x) + g (y - x); over y >= 0 that is bounded only when g <= 0.
         return float(-g @ x) if np.all(g <= 0) else np.inf
 
+    def accurate(x, f, g):
+        # Well inside the certificate's tolerances, so that the final check is not marginal.
+        return _certify_bound(x, f, g, tol=1e-3) == "optimal"
+
     with np.errstate(over="ignore"):  # the oracle detects overflow
-        x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
+        x, f, g, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft, accurate)
         if status != "optimal":
             # The asymptotic start can be poor at tiny N; retry from the MLE's denominators.
             x0 = np.maximum(np.linalg.solve(T, [1.0 - beta_mle, beta_mle]), 1e-3)
-            x, f, active, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft)
+            x, f, g, status = _maximize_2d(oracle, x0, G, h, scale, gap, soft, accurate)
         if last.get("x") is not x:  # r1_all is from another point (a later trial, or none)
             oracle(x)
+    if status == "optimal":
+        status = _certify_bound(x, f, g)
     gamma, beta = (float(t) for t in T @ x)
     kappa = last["kg"] / n
     q = np.multiply(r1_all, kappa, out=r1_all)

@@ -1,0 +1,151 @@
+"""Right answers at the numerical extremes: huge and tiny weights, weights next to 1.
+
+Each test is a reproducer that once gave a wrong number labelled optimal (or no answer), with a
+reference computed independently of the path under test: an exact answer, the cvxpy path on a
+nearby sample that it solves, or a one-dimensional problem solved with scipy.
+"""
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+import elcvx
+from elcvx import Sample
+from elcvx.testing import assert_agree
+
+CHI2_95 = stats.chi2.ppf(0.95, 1)
+
+
+# --- huge weights ---------------------------------------------------------------------------------
+def test_huge_weight_constant_reward_estimate_is_the_reward():
+    # One weight of 1e16 among twenty zeros: the MLE's Newton iteration once stopped on a
+    # derivative scaled by sum |w - 1| = 1e16 and returned 1.0 (the exact answer is the constant
+    # reward, 0.3: beta* is interior, so no mass is left to the extra atom).
+    s = Sample([1e16] + [0.0] * 20, [0.3] * 21, wmax=np.inf)
+    for method in ("fast", "auto"):
+        est = elcvx.estimate(s, method=method)
+        assert est.value_range.low == est.value_range.high
+        assert_agree(est.value, 0.3, tol=1e-12, what=f"estimate ({method})")
+    # wmax finite: the error was 1.6e-5 (0.3000158); both paths must give 0.3.
+    s = Sample([1e12, 0.0, 0.0], [0.3] * 3, wmax=1e13)
+    for method in ("fast", "cvxpy"):
+        assert_agree(elcvx.estimate(s, method=method).value, 0.3, tol=1e-12, what=method)
+
+
+@pytest.mark.parametrize("weight", [1e10, 1e12, 1e15, 1e16])
+def test_huge_weight_beta_is_the_root(weight):
+    # beta* for {W, 0 x 20}: (W - 1)/(1 + beta (W - 1)) = 20/(1 - beta), solved by hand:
+    # beta = (W - 21)/(21 (W - 1)). The error of the old iteration grew with W (0.012 for 0.048).
+    s = Sample([weight] + [0.0] * 20, [0.3] * 21, wmax=np.inf)
+    expected = (weight - 21.0) / (21.0 * (weight - 1.0))
+    assert_agree(elcvx.estimate(s, method="fast").beta, expected, tol=1e-12)
+
+
+def test_huge_weight_interval():
+    # The same sample's interval was (0.0824, 0.8078). Reference: the cvxpy path at W = 1e12,
+    # (0.04395001934507442, 0.897449954861492), measured at commit 1c5b36a; between W = 1e8,
+    # 1e10 and 1e12 the cvxpy bounds move by 7.4e-9 and 7.4e-11 (as 1/W), so at W = 1e16 they
+    # are within 1e-12 of those numbers. The cvxpy path itself cannot solve W = 1e16.
+    s = Sample([1e16] + [0.0] * 20, [0.3] * 21, wmax=np.inf)
+    ci = elcvx.interval(s)
+    assert ci.method == "fast" and ci.status == "optimal"
+    assert_agree(ci.low, 0.04395001934507442, tol=1e-10, what="low")
+    assert_agree(ci.high, 0.897449954861492, tol=1e-10, what="high")
+
+
+def test_huge_weights_respect_the_affine_reward_map():
+    # r -> 1 - r maps the estimate (with rho -> 1 - rho) and swaps the bounds. The early stop
+    # broke this on 102 of 3,000 random samples with weights up to 1e16.
+    rng = np.random.default_rng(12)
+    for _ in range(20):
+        n = int(rng.integers(3, 40))
+        w = np.concatenate([10.0 ** rng.uniform(10, 16, 2), rng.uniform(0, 3, n)])
+        r = rng.random(w.size)
+        s, flipped = Sample(w, r, wmax=np.inf), Sample(w, 1.0 - r, wmax=np.inf)
+        est, est_f = elcvx.estimate(s, rho=0.2), elcvx.estimate(flipped, rho=0.8)
+        assert_agree(est.value, 1.0 - est_f.value, tol=1e-9, what=f"estimate {w[:2]}")
+        (lo, hi), (lo_f, hi_f) = elcvx.interval(s), elcvx.interval(flipped)
+        assert_agree([lo, hi], [1.0 - hi_f, 1.0 - lo_f], tol=1e-9, what=f"interval {w[:2]}")
+        assert lo <= est.value_range.low and est.value_range.high <= hi
+
+
+# --- tiny weights ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("tiny", [1e-300, 1e-200, 1e-139, 1e-100, 1e-60, 1e-30, 1e-20, 0.0])
+def test_tiny_weight_does_not_collapse_the_interval(tiny):
+    # A weight between ~1e-139 and 1e-30 beside wmin = 0 made the face gamma + beta wmin = 0 a
+    # barrier in all but name: the bound's iteration landed on it and returned (1.5e-47, 1.0)
+    # labelled optimal. Reference: the cvxpy path on w = 1e-139, (0.12075192669294954,
+    # 0.8792480733070505) (commit 1c5b36a); a weight of 1e-139 instead of 0 moves the bounds by
+    # far less than 1e-12.
+    s = Sample([tiny, 1.0, 2.0], [0.5] * 3, wmax=10)
+    ci = elcvx.interval(s, method="fast")
+    assert_agree(ci.low, 0.12075192669294954, tol=1e-10, what="low")
+    assert_agree(ci.high, 0.8792480733070505, tol=1e-10, what="high")
+
+
+# --- weights next to 1 ----------------------------------------------------------------------------
+def on_policy_bound(u, quantile):
+    """The lower bound when every weight is 1, by scipy: a one-dimensional problem.
+
+    With w = 1 the MLE is beta* = 0 (l* = 0) and the bound's dual depends on gamma and beta only
+    through s = gamma + beta >= 0: max_s exp(-quantile/(2N)) geomean(s + u) - s.
+    """
+    u = np.asarray(u, float)
+    K = np.exp(-quantile / (2 * u.size))
+
+    def minus(s):
+        return -(K * np.exp(np.mean(np.log(s + u))) - s)
+
+    res = optimize.minimize_scalar(minus, bounds=(0.0, 10.0), method="bounded",
+                                   options={"xatol": 1e-14})
+    return -res.fun
+
+
+NEAR_ONE = [1.00000000005408, 1.00000000002147, 1.00000000003554, 0.99999999993462,
+            0.99999999998704]
+NEAR_ONE_R = [0.93, 0.36, 0.57, 0.32, 0.59]
+
+
+@pytest.mark.parametrize("method", ["fast", "cvxpy", "auto"])
+def test_weights_within_1e_10_of_one(method):
+    # target = logging through float32: the fast path raised max_iter on the upper bound and the
+    # cvxpy path failed the MLE's check (its 1-d dual is linear to 1e-20: the Newton decrement
+    # overstated the gap). Reference: the on-policy answers, mean(r) and the 1-d bound.
+    s = Sample(NEAR_ONE, NEAR_ONE_R, wmax=2)
+    assert_agree(elcvx.estimate(s, method=method).value, np.mean(NEAR_ONE_R), tol=1e-9)
+    low, high = elcvx.interval(s, method=method)
+    u = np.asarray(NEAR_ONE_R)
+    assert_agree(low, on_policy_bound(u, CHI2_95), tol=1e-8, what="low")
+    assert_agree(high, 1.0 - on_policy_bound(1.0 - u, CHI2_95), tol=1e-8, what="high")
+
+
+def test_weights_next_to_one_with_a_huge_threshold():
+    # confidence 0.999 with the F(1, 3) quantile (167.5): a ball so wide that the bounds are
+    # within 1e-12 of the ends of the range, reached at a dual point of size 1e-13. The fast
+    # path cycled between a face and the interior and raised max_iter.
+    s = Sample([1.00840336] * 4, [0.0, 1.0, 1.0, 1.0], wmax=np.inf)
+    quantile = stats.f.ppf(0.999, 1, 3)
+    for method in ("fast", "auto"):
+        low, high = elcvx.interval(s, confidence_level=0.999, calibration="f", method=method)
+        assert 0.0 <= low <= 1e-12 and 1.0 - 1e-12 <= high <= 1.0
+    # The on-policy reference, to the same absolute accuracy.
+    assert on_policy_bound([0.0, 1.0, 1.0, 1.0], quantile) <= 1e-12
+
+
+def test_float32_rounded_on_policy_logs_solve_on_every_path():
+    # 40 logs whose target and logging probabilities are equal but stored through float32: the
+    # fast path failed 13 of them, the cvxpy path 29. Each must solve on both paths, agree, and
+    # match the on-policy answer (all weights exactly 1) to the rounding's size.
+    rng = np.random.default_rng(40)
+    for i in range(40):
+        n = int(rng.integers(3, 60))
+        p = rng.uniform(0.05, 1.0, n)
+        w = np.float32(p).astype(float) / p  # within ~6e-8 of 1
+        r = rng.integers(0, 2, n).astype(float) if i % 2 else rng.random(n)
+        s = Sample(w, r, wmax=20.0)
+        fast, cvx = elcvx.interval(s, method="fast"), elcvx.interval(s, method="cvxpy")
+        assert_agree([fast.low, fast.high], [cvx.low, cvx.high], what=f"log {i}")
+        on = elcvx.interval(Sample(np.ones(n), r, wmax=20.0), method="fast")
+        assert_agree([fast.low, fast.high], [on.low, on.high], tol=1e-5, what=f"log {i}")
+        assert_agree(elcvx.estimate(s, method="cvxpy").value, elcvx.estimate(s, method="fast").value,
+                     what=f"estimate {i}")
