@@ -30,11 +30,16 @@ def _run(method, fast_call, cvx_call, what):
 
 
 def mle(sample, method):
-    """The MLE, computed once per sample and path (a Sample is immutable, so the cache is safe)."""
+    """The MLE, computed once per sample and path (a Sample is immutable, so the cache is safe).
+
+    The cached ``q`` is made read-only (no copy): results hand out read-only views of it, so
+    nothing a caller does to a result can change a later answer.
+    """
     cache = sample.__dict__.setdefault("_mle_cache", {})
     key = iv.option("method", method, iv.METHODS)
     if key not in cache:
-        cache[key] = _mle(sample, method)
+        sol, path = _mle(sample, key)
+        cache[key] = (sol._replace(q=iv.frozen(sol.q)), path)
     return cache[key]
 
 

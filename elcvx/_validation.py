@@ -28,12 +28,16 @@ def sample(value):
 
 
 def option(name: str, value, valid) -> str:
-    """Check that ``value`` is one of ``valid`` and return it."""
-    if value not in valid:
+    """Check that ``value`` is one of the strings ``valid`` and return it as a plain ``str``.
+
+    Only strings are compared: an array, list or other object is rejected here, before ``in``
+    could compare it elementwise or a cache could try to hash it.
+    """
+    if not isinstance(value, str) or value not in valid:
         raise InvalidInputError(
             f"{name}={value!r} is not valid; choose one of {', '.join(map(repr, valid))}"
         )
-    return value
+    return str(value)
 
 
 def finite_scalar(name: str, value, *, allow_inf: bool = False) -> float:
@@ -53,14 +57,72 @@ def confidence_level(value) -> float:
     return x
 
 
-def vector(name: str, value, *, n: int | None = None, length_of: str = "w") -> np.ndarray:
-    """A 1-d float64 array of finite values (copied, read-only)."""
+def _array(name: str, value) -> np.ndarray:
+    """``value`` as a 1-d float64 array (always a copy), after the checks every array shares.
+
+    A scalar becomes one element. Masked arrays with a masked value and complex input are
+    rejected (``np.array(..., dtype=float)`` would silently use the masked values or drop the
+    imaginary parts).
+    """
+    if np.ma.isMaskedArray(value):
+        masked = int(np.ma.count_masked(value))
+        if masked:
+            raise InvalidInputError(
+                f"{name} is a masked array with {masked} masked value{'s' * (masked > 1)}: "
+                f"masked values are not supported; drop those rows (e.g. {name}.compressed() "
+                f"and the same rows of the other arrays) or fill them ({name}.filled(...))"
+            )
+        value = np.ma.getdata(value)
     try:
-        x = np.array(value, dtype=np.float64).reshape(-1) if np.ndim(value) <= 1 else None
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be an array of numbers, got {type(value).__name__}") from None
-    if x is None:
-        raise InvalidInputError(f"{name} must be 1-dimensional, got shape {np.shape(value)}")
+        raw = np.asarray(value)
+        if raw.ndim > 1:
+            raise InvalidInputError(f"{name} must be 1-dimensional, got shape {raw.shape}")
+        if np.iscomplexobj(raw):
+            flat = raw.reshape(-1)
+            nonzero = np.flatnonzero(flat.imag)
+            i = int(nonzero[0]) if nonzero.size else 0
+            entry = f"{name}[{i}]={complex(flat[i])!r}" if flat.size else f"{name} (dtype {raw.dtype})"
+            raise InvalidInputError(
+                f"{entry} is complex: only real numbers are supported "
+                f"(pass {name}.real if the imaginary parts are rounding noise)"
+            )
+        # A copy that owns its data (frozen() relies on it): reshape before copying, not after.
+        return np.array(raw.reshape(-1) if raw.ndim == 0 else raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InvalidInputError):
+            raise
+        raise InvalidInputError(
+            f"{name} must be an array of numbers, got {type(value).__name__} {_short(value)}"
+        ) from None
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def readonly(x: np.ndarray) -> np.ndarray:
+    """A read-only view of ``x`` (no copy); ``x`` itself is left as it is.
+
+    When ``x`` is read-only too, numpy refuses to make the view writable again.
+    """
+    view = x.view()
+    view.flags.writeable = False
+    return view
+
+
+def frozen(x: np.ndarray) -> np.ndarray:
+    """``x``, which the caller owns, made read-only and returned as a view that cannot be made
+    writable again (``x.flags.writeable = True`` would succeed on an array owning its data)."""
+    if isinstance(x.base, np.ndarray):
+        x = x.copy()  # a view of another array, which would stay writable: freeze a copy instead
+    x.flags.writeable = False
+    return readonly(x)
+
+
+def vector(name: str, value, *, n: int | None = None, length_of: str = "w") -> np.ndarray:
+    """A non-empty 1-d float64 array of finite values (copied, read-only)."""
+    x = _array(name, value)
     if x.size == 0:
         raise InvalidInputError(f"{name} is empty: at least one example is needed")
     bad = ~np.isfinite(x)
@@ -69,8 +131,18 @@ def vector(name: str, value, *, n: int | None = None, length_of: str = "w") -> n
         raise InvalidInputError(f"{name}[{i}]={float(x[i])!r} is not finite ({int(bad.sum())} such values)")
     if n is not None and x.size != n:
         raise InvalidInputError(f"{name} has length {x.size} but {length_of} has length {n}")
-    x.flags.writeable = False
-    return x
+    return frozen(x)
+
+
+def points(name: str, value) -> np.ndarray:
+    """Candidate values: a number or 1-d array of numbers, possibly empty or infinite, not NaN
+    (copied, read-only)."""
+    x = _array(name, value)
+    bad = np.isnan(x)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidInputError(f"{name}[{i}]={float(x[i])!r} is not a number ({int(bad.sum())} such values)")
+    return frozen(x)
 
 
 def within(name: str, x: np.ndarray, low: float, high: float, *, hint: str = "") -> None:

@@ -57,8 +57,8 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     """
     sample = iv.sample(sample)
     level = iv.confidence_level(confidence_level)
-    iv.option("calibration", calibration, iv.CALIBRATIONS)
-    iv.option("method", method, iv.METHODS)
+    calibration = iv.option("calibration", calibration, iv.CALIBRATIONS)
+    method = iv.option("method", method, iv.METHODS)
     quantile = iv.quantile(calibration, level, sample.n)
     if not np.isfinite(quantile):
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
@@ -119,11 +119,9 @@ def profile(sample, v, *, calibration: str = "chi2", method: str = "auto") -> Pr
     [1.3241, inf]
     """
     sample = iv.sample(sample)
-    iv.option("calibration", calibration, iv.CALIBRATIONS)
-    iv.option("method", method, iv.METHODS)
-    v_user = np.atleast_1d(np.asarray(v, dtype=float))
-    if v_user.ndim != 1 or np.isnan(v_user).any():
-        raise iv.InvalidInputError(f"v={v!r} must be a number or a 1-d array of numbers")
+    calibration = iv.option("calibration", calibration, iv.CALIBRATIONS)
+    method = iv.option("method", method, iv.METHODS)
+    v_user = iv.points("v", v)
     mle, _ = _dispatch.mle(sample, method)
     sol, path = _dispatch.profile(sample, sample.to_unit(v_user), mle, method)
     statistic = np.maximum(2.0 * (sol.loglik - mle.loglik), 0.0)

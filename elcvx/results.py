@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 import numpy as np
+
+from ._validation import readonly
 
 
 class ConfidenceInterval(NamedTuple):
@@ -15,8 +17,22 @@ class ConfidenceInterval(NamedTuple):
     high: float
 
 
+class _ReadOnlyArrays:
+    """Mixin of the frozen result dataclasses: each array field is held as a read-only view.
+
+    A view costs no copy and leaves the array passed in as it was; where that array is the
+    read-only cached MLE solution, the view cannot be made writable again.
+    """
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                object.__setattr__(self, f.name, readonly(value))
+
+
 @dataclass(frozen=True, eq=False)
-class EstimateResult:
+class EstimateResult(_ReadOnlyArrays):
     """The EL point estimate (the paper's eq. (vhatmle)).
 
     Attributes
@@ -33,7 +49,8 @@ class EstimateResult:
     loglik : float
         ``l*_mle``, that maximum (>= 0); ``sum_n c_n log q_n = -N log N - loglik``.
     q : ndarray
-        Primal probability per example of each row, ``1 / (N (1 + beta* (w_n - 1)))``.
+        Primal probability per example of each row, ``1 / (N (1 + beta* (w_n - 1)))``
+        (read-only, like every array of a result).
     w_ex : float or None
         The extra atom's weight (``wmin`` or ``wmax``), None when it carries no mass.
     mass_ex : float
@@ -62,7 +79,7 @@ class EstimateResult:
 
 
 @dataclass(frozen=True, eq=False)
-class BoundResult:
+class BoundResult(_ReadOnlyArrays):
     """One side of the EL interval: the lower-bound program on ``u`` (or on ``1 - u``).
 
     The program is solved on rewards rescaled to ``[0, 1]``: the lower side on ``u``, the upper
@@ -77,7 +94,8 @@ class BoundResult:
         beta w_n + w_n u_n) / kappa)`` subject to ``gamma + beta wmin >= 0``, ``gamma + beta wmax
         >= 0`` (DESIGN.md; the paper's appendix C corrected).
     q : ndarray
-        Primal probability per example of each row, ``kappa / (gamma + beta w_n + w_n u_n)``.
+        Primal probability per example of each row, ``kappa / (gamma + beta w_n + w_n u_n)``
+        (read-only).
     w_ex : float or None
         The weight of the zero-reward extra atom that carries mass, None when none does.
     mass_ex, wmass_ex : float
@@ -145,8 +163,10 @@ class IntervalResult(_Pair):
 
 
 @dataclass(frozen=True, eq=False)
-class ProfileResult:
+class ProfileResult(_ReadOnlyArrays):
     """The profile likelihood-ratio statistic at candidate values ``v``.
+
+    Every array is read-only.
 
     Attributes
     ----------

@@ -65,6 +65,10 @@ class Sample:
             raise InvalidInputError(f"wmax={wmax!r} must be > 1, else E[w] = 1 is impossible")
         if not rmin < rmax:
             raise InvalidInputError(f"rmin={rmin!r} must be < rmax={rmax!r}")
+        if not np.isfinite(rmax - rmin):
+            # Rewards are rescaled by rmax - rmin: an infinite range would make every u 0 or NaN.
+            raise InvalidInputError(f"rmin={rmin!r}, rmax={rmax!r}: the range rmax - rmin must be "
+                                    "finite (it overflows); rescale the rewards")
         w = iv.vector("w", w)
         r = iv.vector("r", r, n=w.size)
         iv.within("w", w, wmin, wmax, hint=" (the weights must lie in [wmin, wmax])")
@@ -75,7 +79,12 @@ class Sample:
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise InvalidInputError(f"counts[{i}]={float(counts[i])!r} must be > 0")
-            n = float(counts.sum())
+            with np.errstate(over="ignore"):
+                n = float(counts.sum())
+            if not np.finfo(float).tiny <= n < np.inf:
+                # Each row's probability is about counts / N: N must be finite and 1/N too.
+                raise InvalidInputError(f"counts sum to N={n!r}; the number of examples must be "
+                                        "finite and at least 2.2e-308 (rescale the counts)")
         else:
             n = float(w.size)
         for name, value in (("w", w), ("r", r), ("counts", counts), ("wmin", wmin), ("wmax", wmax),
@@ -90,15 +99,19 @@ class Sample:
 
     @property
     def c(self) -> np.ndarray:
-        """The counts, or ones when the sample has none."""
-        return np.ones_like(self.w) if self.counts is None else self.counts
+        """The counts, or ones when the sample has none (read-only)."""
+        return iv.frozen(np.ones_like(self.w)) if self.counts is None else self.counts
 
     @property
     def u(self) -> np.ndarray:
-        """Rewards rescaled to ``[0, 1]``: ``(r - rmin) / (rmax - rmin)``."""
+        """Rewards rescaled to ``[0, 1]``: ``(r - rmin) / (rmax - rmin)`` (read-only).
+
+        In ``[0, 1]`` and finite for every accepted range: ``rmax - rmin`` is finite and, as
+        ``rmin < rmax``, positive (subtraction does not underflow to 0).
+        """
         if self.rmin == 0.0 and self.rmax == 1.0:
             return self.r
-        return np.clip((self.r - self.rmin) / (self.rmax - self.rmin), 0.0, 1.0)
+        return iv.frozen(np.clip((self.r - self.rmin) / (self.rmax - self.rmin), 0.0, 1.0))
 
     def to_user(self, v):
         """Map a value on the unit reward scale back to ``[rmin, rmax]`` (clipped to that range)."""
@@ -203,3 +216,15 @@ class Sample:
 
     def __len__(self) -> int:
         return self.n_rows
+
+    # -- copy and pickle -------------------------------------------------------------------------
+    def __getstate__(self):
+        # The MLE cache is derived data: recomputed on demand rather than copied or pickled.
+        return {k: v for k, v in self.__dict__.items() if k != "_mle_cache"}
+
+    def __setstate__(self, state):
+        # Unpickled and deep-copied arrays come back writable: make them read-only again.
+        for name in ("w", "r", "counts"):
+            if isinstance(state.get(name), np.ndarray) and state[name].flags.writeable:
+                state = {**state, name: iv.frozen(state[name])}
+        self.__dict__.update(state)

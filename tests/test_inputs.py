@@ -1,0 +1,213 @@
+"""Bad input and shared state (issue 12, items 4, 5 and 7).
+
+Every check raises :class:`elcvx.InvalidInputError` (a ``ValueError``) naming the field and the
+value; every array a result or a sample hands out is read-only, so writing to it cannot change a
+later answer.
+"""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import elcvx
+from elcvx import InvalidInputError, Sample
+
+
+@pytest.fixture
+def small():
+    return Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
+
+
+# ------------------------------------------------------------------------------------------------
+# Item 4: reward ranges (and counts) whose arithmetic overflows
+# ------------------------------------------------------------------------------------------------
+def test_overflowing_reward_range_is_rejected():
+    # Reproducer: Sample([0.5, 1.5], [0, 1], wmax=2, rmin=-1.5e308, rmax=1.5e308), then
+    # estimate(s, method="fast").value was NaN (rmax - rmin overflows) and the cvxpy path raised
+    # a raw cvxpy ValueError.
+    with pytest.raises(InvalidInputError, match=r"rmin=-1\.5e\+308.*rmax=1\.5e\+308") as info:
+        Sample([0.5, 1.5], [0, 1], wmax=2, rmin=-1.5e308, rmax=1.5e308)
+    assert "rmax - rmin must be finite" in str(info.value)
+    with pytest.raises(InvalidInputError, match="rmax - rmin must be finite"):
+        Sample.from_probs([0.5], [0.5], [0.0], pmin=0.5, rmin=-1e308, rmax=1e308)
+
+
+@pytest.mark.parametrize("rmin, rmax", [
+    (0.0, 1e-300),                       # a tiny range
+    (0.0, 5e-324),                       # the smallest positive (subnormal) range
+    (1.0, float(np.nextafter(1.0, 2.0))),  # one ulp
+    (-1e300, float(np.nextafter(-1e300, 0.0))),
+    (-8e307, 8e307),                     # huge but finite: rmax - rmin = 1.6e308
+    (-1.0, float(np.finfo(float).max)),  # rmax - rmin rounds to the largest float
+])
+@pytest.mark.parametrize("method", ["fast", "cvxpy"])
+def test_extreme_finite_reward_ranges_give_finite_answers(rmin, rmax, method):
+    # Item 4's check of to_user / to_unit: every accepted range keeps u in [0, 1] and every
+    # reported number finite and in [rmin, rmax] (a RuntimeWarning from elcvx fails the test).
+    r = [rmin, rmax, rmin, rmax]
+    s = Sample([0.5, 1.5, 2.0, 0.0], r, wmax=4, rmin=rmin, rmax=rmax)
+    assert np.all(np.isfinite(s.u)) and np.all((s.u >= 0) & (s.u <= 1))
+    assert s.u.tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert s.to_user(0.0) == rmin and s.to_user(1.0) == rmax
+    assert s.to_unit(rmin) == 0.0 and np.isfinite(s.to_unit(rmax))
+    est = elcvx.estimate(s, method=method)
+    low, high = elcvx.interval(s, method=method)
+    prof = elcvx.profile(s, [rmin, est.value, rmax], method=method)
+    for x in (est.value, *est.value_range, low, high):
+        assert np.isfinite(x) and rmin <= x <= rmax
+    assert not np.isnan(prof.statistic).any()
+
+
+def test_overflowing_or_subnormal_counts_are_rejected():
+    # Reproducer: Sample([0.5, 1.5], [0, 1], wmax=2, counts=[1e308, 1e308]): N = sum(counts)
+    # overflowed to inf; with counts=[1e-320, 1e-320] 1/N overflows and estimate(s).value was NaN.
+    with pytest.raises(InvalidInputError, match=r"counts.*N=inf"):
+        Sample([0.5, 1.5], [0, 1], wmax=2, counts=[1e308, 1e308])
+    with pytest.raises(InvalidInputError, match=r"counts.*N=2e-320"):
+        Sample([0.5, 1.5], [0, 1], wmax=2, counts=[1e-320, 1e-320])
+
+
+# ------------------------------------------------------------------------------------------------
+# Item 5: results and samples share no writable state with the MLE cache or the caller
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["fast", "cvxpy"])
+def test_writing_to_an_estimate_cannot_change_the_next(small, method):
+    # Reproducer: e = elcvx.estimate(s); e.q[:] = 0 changed the next elcvx.estimate(s).value
+    # (0.7839 became 0.5): q was the cached MLE's own writable array.
+    first = elcvx.estimate(small, method=method)
+    assert not first.q.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        first.q[:] = 0
+    with pytest.raises(ValueError):
+        first.q.flags.writeable = True  # a read-only view of the read-only cached array
+    again = elcvx.estimate(small, method=method)
+    assert again.value == first.value == pytest.approx(0.783911, abs=1e-6)
+    assert np.all(again.q > 0)
+
+
+@pytest.mark.parametrize("method", ["fast", "cvxpy"])
+def test_every_result_array_is_read_only(small, method):
+    # Reproducer (item 5): every array of EstimateResult, BoundResult (inside IntervalResult) and
+    # ProfileResult was writable.
+    ci = elcvx.interval(small, method=method)
+    prof = elcvx.profile(small, [0.2, 0.5, 2.0], method=method)
+    arrays = {"estimate.q": elcvx.estimate(small, method=method).q,
+              "lower.q": ci.lower.q, "upper.q": ci.upper.q,
+              **{f"profile.{k}": getattr(prof, k) for k in ("v", "statistic", "pvalue", "beta", "tau")}}
+    for name, a in arrays.items():
+        assert isinstance(a, np.ndarray), name
+        assert not a.flags.writeable, name
+    assert elcvx.interval(small, method=method).low == ci.low
+
+
+def test_profile_does_not_keep_the_callers_array(small):
+    # Item 5: profile(s, v) held the caller's float64 array v itself; freezing it would have
+    # frozen the caller's array, and writing to v would have changed the result.
+    v = np.array([0.5, 0.9])
+    prof = elcvx.profile(small, v)
+    v[0] = 0.1
+    assert v.flags.writeable
+    assert prof.v.tolist() == [0.5, 0.9]
+
+
+@pytest.mark.parametrize("counts", [None, [1.0, 2.0, 1.0, 3.0]])
+@pytest.mark.parametrize("rmax", [1.0, 2.0])
+def test_no_sample_attribute_is_writable(counts, rmax):
+    # Reproducer (item 5): Sample.c returned a writable array of ones, Sample.u a writable array,
+    # and s.w.flags.writeable = True made the sample's own data writable.
+    s = Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10, counts=counts, rmax=rmax)
+    elcvx.estimate(s)  # fills the MLE cache
+    for t in (s, pickle.loads(pickle.dumps(s)), copy.deepcopy(s), copy.copy(s)):
+        for name in ("w", "r", "counts", "c", "u"):
+            a = getattr(t, name)
+            if a is None:
+                continue
+            assert not a.flags.writeable, name
+            if name in ("w", "r", "counts"):
+                with pytest.raises(ValueError):
+                    a.flags.writeable = True
+        assert elcvx.estimate(t).value == elcvx.estimate(s).value
+        assert not elcvx.estimate(t).q.flags.writeable
+
+
+# ------------------------------------------------------------------------------------------------
+# Item 7: small input checks
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("field", ["w", "r", "counts"])
+def test_masked_arrays_are_rejected(field):
+    # Reproducer: Sample(np.ma.masked_array([0.5, 1.5], mask=[0, 1]), [0, 1], wmax=2) silently
+    # used the masked value 1.5.
+    args = {"w": [0.5, 1.5], "r": [0.0, 1.0], "counts": [1.0, 2.0]}
+    args[field] = np.ma.masked_array(args[field], mask=[False, True])
+    with pytest.raises(InvalidInputError, match=rf"{field} is a masked array with 1 masked value.*"
+                                                r"not supported.*drop.*fill"):
+        Sample(args["w"], args["r"], counts=args["counts"], wmax=2)
+
+
+def test_masked_array_without_masked_values_is_its_data():
+    # Nothing masked: the data are the values (trivially correct).
+    s = Sample(np.ma.masked_array([0.5, 1.5]), np.ma.masked_array([0.0, 1.0], mask=False), wmax=2)
+    assert s.w.tolist() == [0.5, 1.5] and s.r.tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("field", ["w", "r", "counts"])
+def test_complex_input_is_rejected(field):
+    # Reproducer: Sample([0.5, 1.5 + 1j], [0, 1], wmax=2) dropped the imaginary part with only a
+    # ComplexWarning.
+    args = {"w": [0.5, 1.5], "r": [0.0, 1.0], "counts": [1.0, 2.0]}
+    args[field] = [args[field][0], args[field][1] + 1j]
+    with pytest.raises(InvalidInputError, match=rf"{field}\[1\]=\(.*\+1j\) is complex"):
+        Sample(args["w"], args["r"], counts=args["counts"], wmax=2)
+    with pytest.raises(InvalidInputError, match=r"w\[0\]=\(0\.5\+0j\) is complex"):
+        Sample(np.array([0.5, 1.5], dtype=complex), [0, 1], wmax=2)
+
+
+ODD_OPTIONS = [np.array(["fast"]), ["fast"], ("fast",), {"fast": 1}, None, b"fast", 1, "FAST"]
+
+
+@pytest.mark.parametrize("value", ODD_OPTIONS, ids=repr)
+@pytest.mark.parametrize("call", ["estimate", "interval", "profile"])
+def test_odd_method_values_are_rejected(small, call, value):
+    # Reproducer: elcvx.estimate(s, method=np.array(["fast"])) raised TypeError "unhashable".
+    args = (small, [0.5]) if call == "profile" else (small,)
+    with pytest.raises(InvalidInputError, match=r"method=.* is not valid; choose one of 'auto'"):
+        getattr(elcvx, call)(*args, method=value)
+
+
+@pytest.mark.parametrize("value", [np.array(["f"]), ["chi2"], {"f"}, None, 2, "F"], ids=repr)
+@pytest.mark.parametrize("call", ["interval", "profile"])
+def test_odd_calibration_values_are_rejected(small, call, value):
+    # Reproducer: elcvx.interval(s, calibration=np.array(["f"])) was accepted and returned the
+    # array as the result's calibration.
+    args = (small, [0.5]) if call == "profile" else (small,)
+    with pytest.raises(InvalidInputError, match=r"calibration=.* is not valid; choose one of 'chi2'"):
+        getattr(elcvx, call)(*args, calibration=value)
+
+
+def test_numpy_string_options_are_plain_strings(small):
+    # np.str_ is a str: accepted, and the result holds a plain str.
+    ci = elcvx.interval(small, calibration=np.str_("f"), method=np.str_("fast"))
+    assert type(ci.calibration) is str and ci.calibration == "f"
+    assert elcvx.estimate(small, method=np.str_("fast")).value == elcvx.estimate(small).value
+
+
+@pytest.mark.parametrize("v, message", [
+    ("abc", r"v must be an array of numbers, got str 'abc'"),   # was a plain ValueError
+    ([[0.1]], r"v must be 1-dimensional, got shape \(1, 1\)"),
+    ([np.nan], r"v\[0\]=nan is not a number"),
+    ([0.5, 1 + 2j], r"v\[1\]=\(1\+2j\) is complex"),
+])
+def test_bad_profile_values_are_rejected(small, v, message):
+    # Reproducers: elcvx.profile(s, "abc") (a plain ValueError from float conversion),
+    # profile(s, [[0.1]]) and profile(s, [np.nan]).
+    with pytest.raises(InvalidInputError, match=message):
+        elcvx.profile(small, v)
+
+
+def test_profile_still_accepts_scalars_infinities_and_empty(small):
+    prof = elcvx.profile(small, 0.5)
+    assert prof.v.shape == (1,)
+    assert elcvx.profile(small, [-np.inf, np.inf]).statistic.tolist() == [np.inf, np.inf]
+    assert elcvx.profile(small, []).statistic.shape == (0,)
