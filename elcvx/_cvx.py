@@ -74,10 +74,6 @@ GAP_TOL = 1e-8
 # hair of 0 or 1, where a residual of FEAS_TOL in E_Q[w u] = v would be a large move of v.
 VALUE_TOL = 1e-10
 
-# The residuals of the last certificate computed (for tests and measurements): ``feas`` is the
-# largest primal-feasibility violation, ``gap`` the primal-dual gap (lower bound only).
-last_certificate: dict = {}
-
 # Formulation order per computation (primary first). Measured on random samples; see the module
 # docstring and tests/test_programs.py.
 MLE_ORDER = ("primal", "dual")
@@ -85,11 +81,16 @@ PROFILE_ORDER = ("primal", "dual")
 LOWER_BOUND_ORDER = ("primal", "dual")
 
 
-def _reject(reason):
-    """Record why a certificate failed (in :data:`last_certificate`) and return ``None``."""
-    last_certificate.clear()
-    last_certificate["rejected"] = reason
-    return None
+class Rejected(str):
+    """What a certificate returns instead of a solution: the reason it failed (shown in the
+    :class:`~elcvx.SolverError` when every attempt fails)."""
+
+
+def _checked(found, certificate):
+    """Store a certificate's outcome in ``found["sol"]``; the check's answer for
+    :meth:`~elcvx.programs.base.Program.solve` (``True``, or the reason for rejecting)."""
+    found["sol"] = certificate
+    return certificate if isinstance(certificate, Rejected) else True
 
 
 def _fail(what, errors):
@@ -233,7 +234,7 @@ def _polish_beta(beta, x, c, lo, hi, d, steps=3):
 
 
 def certify_mle(beta, sample):
-    """``(beta, l*_mle, q)`` if ``beta`` is certified optimal for the MLE dual, else ``None``.
+    """``(beta, l*_mle, q)`` if ``beta`` is certified optimal for the MLE dual, else a :class:`Rejected` reason.
 
     ``beta`` is clipped to its interval, and moved onto an end of it when it lies within
     ``1e-6`` (of the interval's length) of that end or the derivative points to it, and the end
@@ -245,7 +246,7 @@ def certify_mle(beta, sample):
     """
     w, _, c, N, wmin, wmax = _data(sample)
     if beta is None or not np.isfinite(beta):
-        return _reject("no dual point")
+        return Rejected("no dual point")
     lo, hi = beta_bounds(wmin, wmax)
     beta = min(max(float(beta), lo), hi)
     x = w - 1.0
@@ -261,7 +262,7 @@ def certify_mle(beta, sample):
                 beta = end
     d = 1.0 + beta * x
     if not np.all(d > 0):
-        return _reject("outside the domain")
+        return Rejected("outside the domain")
     beta, d = _polish_beta(beta, x, c, lo, hi, d)
     q = 1.0 / (N * d)
     m_lo, z_hi = _two_atoms(float(c @ q), float((c * w) @ q), wmin, wmax)
@@ -274,10 +275,10 @@ def certify_mle(beta, sample):
     # decrement g^2/h overstates the gap and beta may lie anywhere in the interval.
     decrement = min(decrement, g * ((hi if g > 0 else lo) - beta))
     loglik = float(c @ np.log1p(beta * x))
-    last_certificate.clear()
-    last_certificate.update(feas=max(0.0, -m_lo, -z_hi), decrement=decrement)
-    if min(m_lo, z_hi) < -FEAS_TOL or decrement > VALUE_TOL * max(1.0, abs(loglik)):
-        return None
+    if min(m_lo, z_hi) < -FEAS_TOL:
+        return Rejected(f"an extra atom's mass is {min(m_lo, z_hi):.2g}")
+    if decrement > VALUE_TOL * max(1.0, abs(loglik)):
+        return Rejected(f"the gap may be {decrement:.2g}")
     return beta, loglik, q
 
 
@@ -299,8 +300,7 @@ def mle(sample) -> MLESolution:
         found = {}
 
         def check(p, read=read, found=found):
-            found["sol"] = certify_mle(_scalar(read(p)), sample)
-            return found["sol"] is not None
+            return _checked(found, certify_mle(_scalar(read(p)), sample))
 
         try:
             program.solve(check=check)
@@ -342,7 +342,7 @@ def _corner_matrix(wmin, wmax):
 
 
 def certify_profile(beta, tau, v, sample):
-    """``(l_v, beta, tau)`` if ``(beta, tau)`` certifies the profile dual at ``v``, else ``None``.
+    """``(l_v, beta, tau)`` if ``(beta, tau)`` certifies the profile dual at ``v``, else a :class:`Rejected` reason.
 
     The point is first refined by Newton steps on its active face (:func:`_polish_2d`).
 
@@ -356,7 +356,7 @@ def certify_profile(beta, tau, v, sample):
     """
     w, u, c, N, wmin, wmax = _data(sample)
     if beta is None or tau is None or not (np.isfinite(beta) and np.isfinite(tau)):
-        return _reject("no dual point")
+        return Rejected("no dual point")
     ihi = _inv(wmax)
     zb, zt = w - 1.0, w * u - v
 
@@ -379,18 +379,18 @@ def certify_profile(beta, tau, v, sample):
                         ihi + beta * (1 - ihi) - ihi * tau * v,
                         ihi + beta * (1 - ihi) + tau * (1 - ihi * v)])
     if corners.min() < -1e-9 * max(1.0, abs(beta), abs(tau)):
-        return _reject("a corner constraint is violated")
+        return Rejected("a corner constraint is violated")
     d = 1.0 + beta * (w - 1.0) + tau * (w * u - v)
     if not np.all(d > 0):
-        return _reject("outside the domain")
+        return Rejected("outside the domain")
     q = 1.0 / (N * d)
     residual = np.array([1.0 - c @ q, 1.0 - (c * w) @ q, v - (c * w * u) @ q])
     _, rnorm = nnls(_corner_matrix(wmin, wmax), residual)
     value = float(c @ np.log(d))
-    last_certificate.clear()
-    last_certificate.update(feas=float(rnorm), decrement=N * decrement)
-    if not (rnorm <= FEAS_TOL and N * decrement <= VALUE_TOL * max(1.0, abs(value))):
-        return None
+    if not rnorm <= FEAS_TOL:
+        return Rejected(f"the primal constraints are off by {rnorm:.2g}")
+    if not N * decrement <= VALUE_TOL * max(1.0, abs(value)):
+        return Rejected(f"the gap may be {N * decrement:.2g}")
     return value, float(beta), float(tau)
 
 
@@ -443,8 +443,7 @@ def profile(sample, v) -> ProfileSolution:
 
             def check(p, form=form, found=found, vi=vi):
                 b, t = readers[form](p)
-                found["sol"] = certify_profile(_scalar(b), _scalar(t), vi, sample)
-                return found["sol"] is not None
+                return _checked(found, certify_profile(_scalar(b), _scalar(t), vi, sample))
 
             try:
                 program.solve(check=check, v=float(vi))
@@ -464,7 +463,7 @@ def profile(sample, v) -> ProfileSolution:
 # Lower bound
 # ------------------------------------------------------------------------------------------------
 def certify_lower_bound(beta, gamma, phi, sample, side="lower"):
-    """``(v_lb, beta, gamma, kappa, q)`` if ``(beta, gamma)`` is certified, else ``None``.
+    """``(v_lb, beta, gamma, kappa, q)`` if ``(beta, gamma)`` is certified, else a :class:`Rejected` reason.
 
     The point is first refined by Newton steps on its active face (:func:`_polish_2d`) of the
     dual with ``kappa`` eliminated, ``max N kappa(beta, gamma) - gamma - beta``.
@@ -481,7 +480,7 @@ def certify_lower_bound(beta, gamma, phi, sample, side="lower"):
     """
     w, u, c, N, wmin, wmax = _data(sample, side)
     if beta is None or gamma is None or not (np.isfinite(beta) and np.isfinite(gamma)):
-        return _reject("no dual point")
+        return Rejected("no dual point")
     psi = phi / N + math.log(N)
     wu = w * u
 
@@ -510,19 +509,19 @@ def certify_lower_bound(beta, gamma, phi, sample, side="lower"):
         gamma = max(gamma, -beta * wmin, -beta * wmax)
     a = gamma + beta * w + w * u
     if not np.all(a > 0):
-        return _reject("outside the domain")
+        return Rejected("outside the domain")
     log_k = psi + float(c @ np.log(a)) / N
     if log_k > 700:
-        return _reject("kappa overflows")
+        return Rejected("kappa overflows")
     K = math.exp(log_k)
     D = K - gamma - beta
     q = K / (N * a)
     m_lo, z_hi = _two_atoms(float(c @ q), float((c * w) @ q), wmin, wmax)
     primal = float((c * w * u) @ q)
-    last_certificate.clear()
-    last_certificate.update(feas=max(0.0, -m_lo, -z_hi), gap=abs(primal - D) / max(1.0, abs(D)))
-    if min(m_lo, z_hi) < -FEAS_TOL or abs(primal - D) > GAP_TOL * max(1.0, abs(D)):
-        return None
+    if min(m_lo, z_hi) < -FEAS_TOL:
+        return Rejected(f"an extra atom's mass is {min(m_lo, z_hi):.2g}")
+    if abs(primal - D) > GAP_TOL * max(1.0, abs(D)):
+        return Rejected(f"the duality gap is {abs(primal - D):.2g}")
     return D, beta, gamma, K / N, q
 
 
@@ -567,8 +566,7 @@ def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
 
         def check(p, form=form, found=found):
             b, g = readers[form](p)
-            found["sol"] = certify_lower_bound(_scalar(b), _scalar(g), phi, sample, side)
-            return found["sol"] is not None
+            return _checked(found, certify_lower_bound(_scalar(b), _scalar(g), phi, sample, side))
 
         try:
             program.solve(check=check, phi=phi)
@@ -628,7 +626,7 @@ def _lower_bound_by_profile(sample, loglik, quantile, phi, side):
     if not tau_v > 0:
         return None
     sol = certify_lower_bound(beta_v / tau_v, (1.0 - beta_v - tau_v * v) / tau_v, phi, sample)
-    if sol is None:
+    if isinstance(sol, Rejected):
         return None
     value, beta, gamma, kappa, q = sol
     return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,

@@ -476,10 +476,10 @@ def test_infeasible_profile_is_reported_not_solved():
     program.parameters["v"].value = 1.5
     program.problem.solve(solver=cp.CLARABEL)
     beta, tau = float(program.variables["beta"].value), float(program.variables["tau"].value)
-    assert _cvx.certify_profile(beta, tau, 1.5, s) is None
-    with pytest.raises(SolverError):
-        program.solve(v=1.5, check=lambda p: _cvx.certify_profile(
-            float(p.variables["beta"].value), float(p.variables["tau"].value), 1.5, s) is not None)
+    assert isinstance(_cvx.certify_profile(beta, tau, 1.5, s), _cvx.Rejected)
+    with pytest.raises(SolverError, match="failed its check: "):
+        program.solve(v=1.5, check=lambda p: _cvx._checked({}, _cvx.certify_profile(
+            float(p.variables["beta"].value), float(p.variables["tau"].value), 1.5, s)))
 
 
 def test_certificates_reject_wrong_points():
@@ -488,15 +488,16 @@ def test_certificates_reject_wrong_points():
     rng = np.random.default_rng(11)
     s = Sample(rng.uniform(0, 3, 40), rng.random(40), wmax=5)
     m = _cvx.mle(s)
-    assert _cvx.certify_mle(m.beta, s) is not None
-    assert _cvx.certify_mle(m.beta + 1e-3, s) is None
+    rejected = _cvx.Rejected
+    assert not isinstance(_cvx.certify_mle(m.beta, s), rejected)
+    assert isinstance(_cvx.certify_mle(m.beta + 1e-3, s), rejected)
     lo = _cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95)
     phi = -s.n * math.log(s.n) - m.loglik - CHI2_95 / 2
-    assert _cvx.certify_lower_bound(lo.beta, lo.gamma, phi, s) is not None
-    assert _cvx.certify_lower_bound(lo.beta * 1.01 + 1e-3, lo.gamma, phi, s) is None
+    assert not isinstance(_cvx.certify_lower_bound(lo.beta, lo.gamma, phi, s), rejected)
+    assert isinstance(_cvx.certify_lower_bound(lo.beta * 1.01 + 1e-3, lo.gamma, phi, s), rejected)
     prof = _cvx.profile(s, np.array([0.4]))
-    assert _cvx.certify_profile(prof.beta[0], prof.tau[0], 0.4, s) is not None
-    assert _cvx.certify_profile(prof.beta[0] + 1e-2, prof.tau[0], 0.4, s) is None
+    assert not isinstance(_cvx.certify_profile(prof.beta[0], prof.tau[0], 0.4, s), rejected)
+    assert isinstance(_cvx.certify_profile(prof.beta[0] + 1e-2, prof.tau[0], 0.4, s), rejected)
 
 
 def test_lower_bound_by_profile_root_agrees():

@@ -79,8 +79,9 @@ class Program:
 
         * without ``check``, an attempt succeeds when Clarabel reports ``optimal``; anything
           else (an error, ``optimal_inaccurate``, a limit) moves on to the next settings;
-        * with ``check`` (a callable taking this program and returning whether its solution is
-          certified, e.g. by a duality-gap certificate computed independently of the solver),
+        * with ``check`` (a callable taking this program and returning ``True`` when its
+          solution is certified, e.g. by a duality-gap certificate computed independently of the
+          solver, else ``False`` or the reason as a string, which the status then quotes),
           an attempt succeeds when the check passes on a solution that Clarabel reported
           ``optimal`` or ``optimal_inaccurate`` (including "insufficient progress", whose last
           iterate cvxpy then returns). A solution that fails the check never counts, whatever
@@ -111,12 +112,14 @@ class Program:
                 self.log.append((index, "solver_error"))
                 continue
             if check is not None and status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-                if check(self):
+                verdict = check(self)
+                if verdict is True:
                     if status != cp.OPTIMAL:
                         status = f"{status} (certified)"
                     self.log.append((index, status))
                     return float(self.problem.value)
-                status = f"{status}, but the solution failed its check"
+                why = f": {verdict}" if isinstance(verdict, str) else ""
+                status = f"{status}, but the solution failed its check{why}"
             elif check is None and status == cp.OPTIMAL:
                 self.log.append((index, status))
                 return float(self.problem.value)
