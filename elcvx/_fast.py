@@ -18,7 +18,7 @@ Never imports cvxpy. All functions work on rewards ``u`` rescaled to ``[0, 1]``,
   ``log``, one division and five dot products.
 
 Each pass goes over the rows in blocks of ``_BLOCK`` rows, so that its temporaries stay in the
-cache; ``passes`` counts the passes and the rows they read.
+cache. Each solution reports the passes its computation made and the rows they read.
 * Profile: ``sup sum c log(1 + beta (w - 1) + tau (w u - v))`` over the four corner constraints,
   by the same active-set Newton method with general linear constraints.
 """
@@ -44,9 +44,10 @@ _SUBSAMPLE_SIZE = 1 << 16
 _BLOCK = 10_000
 
 
-class _Counter:
+class _Work:
     """Counts passes over the data (one per evaluation of an objective and its derivatives) and
-    the rows they read (a pass over a subsample reads fewer), for tests and benchmarks."""
+    the rows they read (a pass over a subsample reads fewer); one per computation, reported in
+    its solution."""
 
     def __init__(self):
         self.passes = 0
@@ -56,9 +57,8 @@ class _Counter:
         self.passes += 1
         self.rows += int(rows)
 
-
-# Module-level counter, read by tests and benchmarks to report passes over the data.
-passes = _Counter()
+    def counts(self) -> tuple[int, int]:
+        return self.passes, self.rows
 
 
 def _wsum(c, x):
@@ -86,7 +86,7 @@ def beta_bounds(wmin: float, wmax: float) -> tuple[float, float]:
     return low, 1.0 / (1.0 - wmin)
 
 
-def _mle_derivatives(beta, d, c, scratch=None, domain=False):
+def _mle_derivatives(beta, d, c, work, scratch=None, domain=False):
     """``(g, h, floor)``: the derivative ``g = sum c t`` and minus the second ``h = sum c t^2``
     of the MLE objective, ``t = d/(1 + beta d)``, and ``floor = sum c |t|``, the size of the
     terms that cancel in ``g`` (its rounding error is about ``1e-16 floor``).
@@ -94,7 +94,7 @@ def _mle_derivatives(beta, d, c, scratch=None, domain=False):
     ``scratch``: two block-length arrays (from :func:`_scratch`), reused across calls.
     ``domain=True``: ``(None, None, None)`` when some ``1 + beta d <= 0``.
     """
-    passes.count(d.size)
+    work.count(d.size)
     if scratch is None:
         scratch = _scratch(2, d.size)
     g = h = floor = 0.0
@@ -111,7 +111,7 @@ def _mle_derivatives(beta, d, c, scratch=None, domain=False):
     return g, h, floor
 
 
-def solve_beta(d, c, n, wmin, wmax, beta0=None):
+def solve_beta(d, c, n, wmin, wmax, work, beta0=None):
     """``beta*`` for ``d = w - 1``: the root of the decreasing derivative, or a bound.
 
     Returns ``(beta, status)``; ``status`` is ``"optimal"`` or ``"optimal (bound)"`` when the
@@ -142,7 +142,7 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
     observed = np.isfinite(edge_w) and (d.min() if g0 > 0 else d.max()) == edge_w - 1.0
     if not observed:
         # 1 + beta d > 0 at the edge unless rounding puts a weight next to the edge onto it.
-        g_edge, _, _ = _mle_derivatives(edge_beta, d, c, domain=True)
+        g_edge, _, _ = _mle_derivatives(edge_beta, d, c, work, domain=True)
         if g_edge is None:
             g_edge = -np.inf if g0 > 0 else np.inf
         if (g0 > 0 and g_edge >= 0) or (g0 < 0 and g_edge <= 0):
@@ -150,7 +150,7 @@ def solve_beta(d, c, n, wmin, wmax, beta0=None):
     beta = beta0 if beta0 is not None and a < beta0 < b else 0.0
     scratch = _scratch(2, d.size)
     for _ in range(_MAX_ITER):
-        g, h, floor = _mle_derivatives(beta, d, c, scratch)
+        g, h, floor = _mle_derivatives(beta, d, c, work, scratch)
         if g > 0:
             a = beta
         else:
@@ -176,6 +176,7 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
     """The EL maximum-likelihood solution (paper eq. (betastar), appendix B)."""
     n = float(w.size) if c is None else float(c.sum())
     d = w - 1.0
+    work = _Work()
     beta0 = None
     if w.size > _SUBSAMPLE_ABOVE:
         # Warm start from a strided subsample (copied: a strided view costs a cache line per
@@ -184,10 +185,10 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
         sub_c = None if c is None else np.ascontiguousarray(c[::k])
         sub_d = np.ascontiguousarray(d[::k])
         sub_n = float(sub_d.size) if c is None else float(sub_c.sum())
-        beta0, _ = solve_beta(sub_d, sub_c, sub_n, wmin, wmax)
-    beta, status = solve_beta(d, c, n, wmin, wmax, beta0=beta0)
+        beta0, _ = solve_beta(sub_d, sub_c, sub_n, wmin, wmax, work)
+    beta, status = solve_beta(d, c, n, wmin, wmax, work, beta0=beta0)
     # One pass for the log-likelihood and q = 1 / (N (1 + beta d)), written block by block.
-    passes.count(w.size)
+    work.count(w.size)
     q = np.empty_like(w)
     log = _scratch(1, w.size)[0]
     loglik = 0.0
@@ -199,7 +200,7 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
             bd += 1.0
             bd *= n
             np.reciprocal(bd, out=bd)
-    return MLESolution(beta=float(beta), loglik=loglik, q=q, status=status)
+    return MLESolution(beta=float(beta), loglik=loglik, q=q, status=status, work=work.counts())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,7 +371,7 @@ def _cone_basis(wmin, wmax):
     return np.array([[wmax / span, -wmin / span], [-1.0 / span, 1.0 / span]])
 
 
-def _lower_bound_start(w, b, c, n, beta_mle, quantile, T):
+def _lower_bound_start(w, b, c, n, beta_mle, quantile, T, work):
     """A starting point from the profile dual's quadratic approximation (one pass, no log).
 
     At the bound, ``q_n`` is the profile solution ``1/(N (1 + beta' (w_n - 1) + tau (w_n u_n -
@@ -381,7 +382,7 @@ def _lower_bound_start(w, b, c, n, beta_mle, quantile, T):
     ``v_hat - sqrt(q S)/N``, ``tau = sqrt(q / S)`` and ``beta' = beta* - tau sum c e f / sum c
     f^2``. Returned in the cone coordinates, nudged inside the quadrant.
     """
-    passes.count(w.size)
+    work.count(w.size)
     # e needs v_hat, a sum over all rows, so the pass collects the sums of the expanded squares:
     # with z = b/d and g = 1/d, sum c e^2 = sum c z^2 - 2 v_hat sum c z g + v_hat^2 sum c g^2.
     # The expansion cancels when z is nearly constant; S below its rounding floor counts as 0.
@@ -472,6 +473,7 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
     ``wu``: ``w * u``, if the caller has it (else computed).
     """
     n = float(w.size) if c is None else float(c.sum())
+    work = _Work()
     b = w * u if wu is None else wu
     K = np.exp(-(loglik + 0.5 * quantile) / n)
     if not b.max() > 0:
@@ -501,7 +503,7 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
         # Scalars in Python floats: at N ~ 1e3 the 2x2 algebra in numpy cost as much as the pass.
         p, m = float(x[0]), float(x[1])
         gamma, beta = t00 * p + t01 * m, t10 * p + t11 * m
-        passes.count(w.size)
+        work.count(w.size)
         last.clear()  # r1_all is about to change
         # sums of s log a, s/a, s w/a, s/a^2, s w/a^2, s w^2/a^2 (s = c/N, or 1/N without counts)
         sl = s1 = s2 = s11 = s12 = s22 = 0.0
@@ -552,7 +554,7 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
         last.update(x=x, kg=kg)
         return kg - (lin0 * p + lin1 * m), grad, hess
 
-    x0 = _lower_bound_start(w, b, c, n, beta_mle, quantile, T)
+    x0 = _lower_bound_start(w, b, c, n, beta_mle, quantile, T, work)
     # The log's domain, a_n = gamma + beta w_n + w_n u_n > 0: rows with w u > 0 are inside it
     # anywhere in the cone; rows with w u = 0 need gamma + beta w > 0 at their smallest and
     # largest weight. Those two lines lie on or just inside the cone's faces, and f is -inf on
@@ -596,7 +598,7 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
     kappa = last["kg"] / n
     q = np.multiply(r1_all, kappa, out=r1_all)
     return BoundSolution(value=float(f), beta=beta, gamma=gamma, kappa=float(kappa), q=q,
-                         status=status)
+                         status=status, work=work.counts())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -623,8 +625,9 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
     d = w - 1.0
     b = w * u
     n = float(w.size) if c is None else float(c.sum())
+    work = _Work()
     if beta_mle is None:
-        beta_mle, _ = solve_beta(d, c, n, wmin, wmax)
+        beta_mle, _ = solve_beta(d, c, n, wmin, wmax, work)
     out_l = np.empty(v.shape)
     out_b = np.empty(v.shape)
     out_t = np.empty(v.shape)
@@ -636,7 +639,7 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
             # w (1 - u)) mass, and then the MLE's free atom can take that reward.
             possible = (vi == 0.0 and not np.any(b > 0)) or (vi == 1.0 and not np.any(w * (1 - u) > 0))
             if possible:
-                beta, _ = solve_beta(d, c, n, wmin, wmax)
+                beta, _ = solve_beta(d, c, n, wmin, wmax, work)
                 out_l[i] = _wsum(c, np.log1p(beta * d))
                 out_b[i], out_t[i] = beta, 0.0
             else:
@@ -644,7 +647,7 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
             continue
         def oracle(x, vi=vi):
             beta, tau = float(x[0]), float(x[1])
-            passes.count(d.size)
+            work.count(d.size)
             f = g0 = g1 = h00 = h01 = h11 = 0.0
             for i, j in _blocks(d.size):
                 k = j - i
@@ -681,4 +684,4 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
         statuses.add(status)
         out_l[i], out_b[i], out_t[i] = f, x[0], x[1]
     status = "optimal" if statuses <= {"optimal"} else ",".join(sorted(statuses))
-    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status)
+    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts())

@@ -19,6 +19,7 @@ class MLESolution(NamedTuple):
     loglik: float  # l*_mle, the maximum (>= 0)
     q: np.ndarray  # per-example primal mass 1 / (N (1 + beta* (w - 1)))
     status: str
+    work: tuple[int, int] = (0, 0)  # the fast path's passes over the data and rows they read
 
 
 class BoundSolution(NamedTuple):
@@ -30,6 +31,7 @@ class BoundSolution(NamedTuple):
     kappa: float
     q: np.ndarray  # per-example primal mass kappa / (gamma + beta w + w u)
     status: str
+    work: tuple[int, int] = (0, 0)
 
 
 class ProfileSolution(NamedTuple):
@@ -39,3 +41,4 @@ class ProfileSolution(NamedTuple):
     beta: np.ndarray
     tau: np.ndarray
     status: str
+    work: tuple[int, int] = (0, 0)

@@ -91,4 +91,5 @@ def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResul
         n=sample.n,
         method=path,
         status=sol.status,
+        work=sol.work,
     )

@@ -66,6 +66,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     mle, path = _dispatch.mle(sample, method)
     sides = {}
     statuses = []
+    work = mle.work
     wu = sample.w * sample.u
     for side in ("lower", "upper"):
         # The upper bound is 1 - the lower bound of 1 - u, whose w (1 - u) is w - w u.
@@ -73,6 +74,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
         sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method, wu=b)
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)
+        work = (work[0] + sol.work[0], work[1] + sol.work[1])
         value_u = float(np.clip(sol.value, 0.0, 1.0))
         value_u = value_u if side == "lower" else 1.0 - value_u
         mass, wmass, w_ex = extra_atom(sample, sol.q, sol.beta)
@@ -81,7 +83,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
                                   wmass_ex=wmass)
     status = statuses[0] if statuses[0] == statuses[1] else "; ".join(statuses)
     return IntervalResult(sides["lower"].value, sides["upper"].value, level, calibration,
-                          quantile, sides["lower"], sides["upper"], sample.n, path, status)
+                          quantile, sides["lower"], sides["upper"], sample.n, path, status, work)
 
 
 def profile(sample, v, *, calibration: str = "chi2", method: str = "auto") -> ProfileResult:
@@ -127,4 +129,4 @@ def profile(sample, v, *, calibration: str = "chi2", method: str = "auto") -> Pr
     statistic = np.maximum(2.0 * (sol.loglik - mle.loglik), 0.0)
     return ProfileResult(v=v_user, statistic=statistic, pvalue=iv.pvalue(calibration, statistic, sample.n),
                          beta=sol.beta, tau=sol.tau, calibration=calibration, n=sample.n,
-                         method=path)
+                         method=path, work=(mle.work[0] + sol.work[0], mle.work[1] + sol.work[1]))

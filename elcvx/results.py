@@ -62,6 +62,10 @@ class EstimateResult(_ReadOnlyArrays):
         Number of examples (sum of counts).
     method, status : str
         The path that computed it (``"fast"`` or ``"cvxpy"``) and its final status.
+    work : tuple of int
+        The fast path's passes over the data (evaluations of an objective with its
+        derivatives) and the rows they read, the MLE's included (it is computed once per
+        sample); ``(0, 0)`` on the cvxpy path.
     """
 
     value: float
@@ -76,6 +80,7 @@ class EstimateResult(_ReadOnlyArrays):
     n: float
     method: str
     status: str
+    work: tuple = field(default=(0, 0), repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,6 +153,10 @@ class IntervalResult(_Pair):
         Each side's program solution (None when the interval is the whole range by calibration).
     n : float
     method, status : str
+    work : tuple of int
+        The fast path's passes over the data (evaluations of an objective with its
+        derivatives) and the rows they read, the MLE's included (it is computed once per
+        sample); ``(0, 0)`` on the cvxpy path.
     """
 
     low: float
@@ -160,6 +169,7 @@ class IntervalResult(_Pair):
     n: float
     method: str
     status: str
+    work: tuple = field(default=(0, 0), repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,6 +192,9 @@ class ProfileResult(_ReadOnlyArrays):
     calibration : str
     n : float
     method : str
+    work : tuple of int
+        The fast path's passes over the data and the rows they read; ``(0, 0)`` on the cvxpy
+        path.
     """
 
     v: np.ndarray
@@ -192,6 +205,7 @@ class ProfileResult(_ReadOnlyArrays):
     calibration: str
     n: float
     method: str
+    work: tuple = field(default=(0, 0), repr=False)
 
 
 # ------------------------------------------------------------------------------------------------
