@@ -119,11 +119,12 @@ def solve_beta(d, c, n, wmin, wmax, work, beta0=None):
     """
     g0 = scale = 0.0  # the derivative at beta = 0, sum(c w) - N, and its size sum c |d|
     absd = _scratch(1, d.size)[0]
-    for i, j in _blocks(d.size):
-        cb = None if c is None else c[i:j]
-        g0 += _wsum(cb, d[i:j])
-        scale += _wsum(cb, np.abs(d[i:j], out=absd[:j - i]))
-    if abs(g0) <= 1e-15 * max(scale, n):
+    with np.errstate(over="ignore"):  # weights near 1e308: g0 = inf still has a sign
+        for i, j in _blocks(d.size):
+            cb = None if c is None else c[i:j]
+            g0 += _wsum(cb, d[i:j])
+            scale += _wsum(cb, np.abs(d[i:j], out=absd[:j - i]))
+    if math.isfinite(scale) and abs(g0) <= 1e-15 * max(scale, n):
         return 0.0, "optimal"
     low, high = beta_bounds(wmin, wmax)
     # Bracket [a, b] with g(a) > 0 > g(b); the far end is the bound on the side of the root.
@@ -149,19 +150,23 @@ def solve_beta(d, c, n, wmin, wmax, work, beta0=None):
             return edge_beta, "optimal (bound)"
     beta = beta0 if beta0 is not None and a < beta0 < b else 0.0
     scratch = _scratch(2, d.size)
+    step = step_before = b - a
     for _ in range(_MAX_ITER):
-        g, h, floor = _mle_derivatives(beta, d, c, work, scratch)
+        with np.errstate(over="ignore"):  # h = inf (t^2 overflows at beta = 0): bisect
+            g, h, floor = _mle_derivatives(beta, d, c, work, scratch)
         if g > 0:
             a = beta
         else:
             b = beta
-        if h <= 0:
-            step = None
-        else:
-            step = g / h
-        new = beta + step if step is not None else None
-        if new is None or not (a < new < b):
+        newton = g / h if 0 < h < math.inf else None
+        new = beta + newton if newton is not None else None
+        # Bisect when Newton leaves the bracket or does not halve the step before last (as
+        # Numerical Recipes' rtsafe): from beta = 0 with a weight of 1e100, the derivative is
+        # about 1/beta and Newton steps only double beta, some 330 times.
+        step, step_before = (new - beta if new is not None else math.inf), step
+        if new is None or not (a < new < b) or abs(2.0 * step) > abs(step_before):
             new = 0.5 * (a + b)
+            step = new - beta
         if abs(new - beta) <= 4e-16 * max(abs(beta), abs(new), 1e-300) or a >= b:
             return new, "optimal"
         # g at its rounding floor: the size of the terms at beta, not of d (with one weight of
@@ -192,7 +197,9 @@ def mle(w, u, c, wmin, wmax) -> MLESolution:
     q = np.empty_like(w)
     log = _scratch(1, w.size)[0]
     loglik = 0.0
-    with np.errstate(divide="ignore"):  # log1p(-1) = -inf: an edge weight at a bound beta
+    # log1p(-1) = -inf: an edge weight at a bound beta; N (1 + beta d) = inf: q = 0 for a
+    # weight near 1e308 (whose q is below the smallest double).
+    with np.errstate(divide="ignore", over="ignore"):
         for i, j in _blocks(w.size):
             bd = np.multiply(d[i:j], beta, out=q[i:j])
             lg = np.log1p(bd, out=log[:j - i])
@@ -363,12 +370,18 @@ def _newton_direction(g, H, x):
 # Lower bound of the interval
 # ---------------------------------------------------------------------------------------------
 def _cone_basis(wmin, wmax):
-    """``T`` with ``(gamma, beta) = T (p, m)``: the cone's edges become the coordinate axes."""
+    """``T`` with ``(gamma, beta) = T (p, m)``: the cone's edges become the coordinate axes.
+
+    ``p = gamma + beta wmin`` and ``m = (gamma + beta wmax) / wmax``, which tends to ``beta``
+    (the constraint at ``w -> inf``) as ``wmax`` grows. In these units the gradient is minus the
+    masses of the zero-reward atoms, the one at ``wmax`` weighted by ``wmax`` (its share of
+    ``E_Q[w] = 1``), so tolerances on it mean the same at any ``wmax``: with ``m = gamma + beta
+    wmax`` and ``wmax = 1e30``, a weighted mass of -0.024 was a gradient of 2.4e-32, and passed.
+    """
     if np.isinf(wmax):
-        # p = gamma + beta wmin, m = beta (beta >= 0 is the constraint at w -> inf).
         return np.array([[1.0, -wmin], [0.0, 1.0]])
     span = wmax - wmin
-    return np.array([[wmax / span, -wmin / span], [-1.0 / span, 1.0 / span]])
+    return np.array([[wmax / span, -wmin * wmax / span], [-1.0 / span, wmax / span]])
 
 
 def _lower_bound_start(w, b, c, n, beta_mle, quantile, T, work):
@@ -446,10 +459,9 @@ GAP_TOL = 1e-8
 def _certify_bound(x, f, g):
     """``"optimal"`` if the dual point ``x`` (cone coordinates) certifies the lower bound ``f``.
 
-    In the cone coordinates ``(p, m)`` the gradient is minus the masses that the primal ``q =
-    kappa / a`` leaves to the zero-reward atoms at ``wmin`` and ``wmax`` (the atom at ``wmax``
-    weighted by ``wmax``; at ``wmax = inf``, its weighted mass), so ``q`` is primal feasible
-    when ``g <= 0``; then ``-g . x`` is the primal objective minus the dual one (the duality
+    In the cone coordinates ``(p, m)`` (:func:`_cone_basis`) the gradient is minus the masses
+    that the primal ``q = kappa / a`` leaves to the zero-reward atoms at ``wmin`` and ``wmax``
+    (the atom at ``wmax`` weighted by ``wmax``), so ``q`` is primal feasible when ``g <= 0``; then ``-g . x`` is the primal objective minus the dual one (the duality
     gap). A point that fails is not an optimum, whatever the iteration's stopping rule said.
     """
     if g is None or not np.all(np.isfinite(g)):

@@ -53,6 +53,31 @@ def test_huge_weight_interval():
     assert_agree(ci.high, 0.897449954861492, tol=1e-10, what="high")
 
 
+@pytest.mark.parametrize("weight", [1e20, 1e30, 1e50, 1e150, 1e300, 1e308])
+@pytest.mark.parametrize("at_wmax", [True, False])
+def test_weights_up_to_the_largest_double(weight, at_wmax):
+    # With wmax = weight = 1e30 the fast bound once returned 0.147532 (labelled optimal): in the
+    # cone coordinates it worked in, the atom at wmax had a gradient of 2.4e-32 for a weighted
+    # mass of -0.024, which passed every tolerance. Beyond 1e150 squares overflowed and warnings
+    # escaped. Reference: the cvxpy path at W = wmax = 1e12, (0.14759543744631604,
+    # 0.9778198389274505) (at W = 1e10 it differs by 7e-12, falling as 1/W), and wmax = inf.
+    s = Sample([weight, 0.0, 0.5, 2.0], [1.0, 0.0, 1.0, 0.0], wmax=weight if at_wmax else np.inf)
+    ci = elcvx.interval(s, method="fast")
+    assert_agree([ci.low, ci.high], [0.14759543744631604, 0.9778198389274505], tol=1e-9)
+    est = elcvx.estimate(s, method="fast")
+    assert est.value_range.low <= est.value <= est.value_range.high
+    assert ci.low <= est.value_range.low and est.value_range.high <= ci.high
+
+
+def test_the_cvxpy_path_fails_cleanly_where_clarabel_cannot_go():
+    # Clarabel cannot solve with a weight of 1e200; the certificate must say so (a SolverError
+    # naming the reason), with no warning escaping, and the default path must still answer.
+    s = Sample([1e200, 0.0, 0.5, 2.0], [0.3, 0.2, 0.9, 0.4], wmax=np.inf)
+    with pytest.raises(elcvx.SolverError, match="failed its check"):
+        elcvx.interval(s, method="cvxpy")
+    assert elcvx.interval(s).method == "fast"
+
+
 def test_huge_weights_respect_the_affine_reward_map():
     # r -> 1 - r maps the estimate (with rho -> 1 - rho) and swaps the bounds. The early stop
     # broke this on 102 of 3,000 random samples with weights up to 1e16.

@@ -105,6 +105,9 @@ class Program:
             try:
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                    # cvxpy evaluates log(0) at a point on the cone's edge; the certificate, not
+                    # a warning, judges the point.
+                    warnings.filterwarnings("ignore", category=RuntimeWarning, module="cvxpy")
                     self.problem.solve(solver=cp.CLARABEL, **settings, **extra)
                 status = self.problem.status
             except cp.error.SolverError as exc:
