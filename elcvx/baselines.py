@@ -26,6 +26,8 @@ the paper is silent are listed in ``docs/baselines.md``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import stats
 
@@ -43,8 +45,20 @@ def _user(sample: Sample, v: float) -> float:
     return float(sample.rmin + (sample.rmax - sample.rmin) * v)
 
 
+def _scaled(x):
+    """``(x / 2^e, e)`` with ``|x / 2^e| <= 1``.
+
+    Weights go up to 1.8e308: sums of ``c w u`` (with counts) and squares of ``w u`` could
+    overflow, their scaled forms cannot. A power of two changes no rounding (except for terms
+    1e308 times smaller than the largest, which cannot change a sum that holds it).
+    """
+    e = int(np.frexp(np.abs(x).max())[1])
+    return np.ldexp(x, -e), e
+
+
 def _ips_unit(sample: Sample) -> float:
-    return float(np.dot(sample.c, sample.w * sample.u)) / sample.n
+    xs, e = _scaled(sample.w * sample.u)
+    return math.ldexp(float(np.dot(sample.c, xs)) / sample.n, e)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -97,11 +111,12 @@ def snips(sample) -> BaselineEstimate:
     0.777778
     """
     sample = iv.sample(sample)
-    sw = float(np.dot(sample.c, sample.w))
+    ws, _ = _scaled(sample.w)  # the ratio is that of the unscaled sums
+    sw = float(np.dot(sample.c, ws))
     if sw == 0.0:
         return BaselineEstimate(0.5 * (sample.rmin + sample.rmax), "snips", sample.n,
                                 "undefined (every importance weight is 0, so 0/0): reported as the reward midpoint")
-    value = float(np.dot(sample.c, sample.w * sample.u)) / sw
+    value = float(np.dot(sample.c, ws * sample.u)) / sw
     return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "snips", sample.n)
 
 
@@ -130,7 +145,8 @@ def clipped_dr(sample, *, rho=None) -> BaselineEstimate:
     """
     sample = iv.sample(sample)
     rho_u = _rho_unit(sample, rho)
-    value = rho_u + float(np.dot(sample.c, sample.w * (sample.u - rho_u))) / sample.n
+    xs, e = _scaled(sample.w * (sample.u - rho_u))
+    value = rho_u + math.ldexp(float(np.dot(sample.c, xs)) / sample.n, e)
     return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "clipped_dr", sample.n)
 
 
@@ -229,15 +245,18 @@ def gaussian_interval(sample, *, confidence_level=0.95, ddof=1) -> BaselineInter
     ddof = iv.finite_scalar("ddof", ddof)
     if ddof < 0:
         raise InvalidInputError(f"ddof={ddof!r} must be >= 0")
-    x = sample.w * sample.u
+    xs, e = _scaled(sample.w * sample.u)
     c = sample.c
-    mean = float(np.dot(c, x)) / sample.n
+    mean_s = float(np.dot(c, xs)) / sample.n
+    mean = math.ldexp(mean_s, e)
     center = _user(sample, mean)
     if sample.n <= ddof:
         return _whole(sample, level, "gaussian", center,
                       f"whole range: no variance estimate with N={sample.n:g} <= ddof={ddof:g}")
-    var = float(np.dot(c, (x - mean) ** 2)) / (sample.n - ddof)
-    half = float(stats.norm.ppf(0.5 + level / 2)) * np.sqrt(var / sample.n)
+    var_s = float(np.dot(c, (xs - mean_s) ** 2)) / (sample.n - ddof)
+    with np.errstate(over="ignore"):  # a half-width beyond the float range: the whole range
+        sd_mean = float(np.ldexp(np.sqrt(var_s / sample.n), e))
+    half = float(stats.norm.ppf(0.5 + level / 2)) * sd_mean
     low, high = _clip_map(sample, mean - half, mean + half)
     return BaselineInterval(low, high, level, "gaussian", center, sample.n)
 
@@ -294,6 +313,10 @@ def clopper_pearson_interval(sample, *, confidence_level=0.95) -> BaselineInterv
     k = min(max(k, 0.0), n)
     alpha = 1.0 - level
     p_low = 0.0 if k <= 0.0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    if p_low <= np.finfo(float).tiny:
+        # scipy floors a smaller quantile at the least normal number, which wmax = 1.8e308 would
+        # turn into a lower bound of 4: the quantile is below it, so 0 is the bound.
+        p_low = 0.0
     p_high = 1.0 if k >= n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
     low, high = _clip_map(sample, sample.wmax * p_low, sample.wmax * p_high)
     return BaselineInterval(low, high, level, "clopper_pearson", center, sample.n)

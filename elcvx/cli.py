@@ -225,42 +225,59 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
         method has no such number (IPS and SNIPS have no interval, Gaussian and Binomial no
         estimate of their own).
     notes : list of str
-        Degenerate cases the numbers depend on.
+        Degenerate cases the numbers depend on, and a baseline that cannot be computed on this
+        sample (its numbers are then None; EL's are always there).
     """
     from . import baselines, cressie_read
+    from .errors import InvalidInputError
     from .estimate import estimate
     from .interval import interval
 
     level = iv.confidence_level(confidence_level)
     est = estimate(sample, method=method)
     ci = interval(sample, confidence_level=level, calibration=calibration, method=method)
-    ips = baselines.ips(sample)
-    snips = baselines.snips(sample)
-    cr_est = cressie_read.estimate(sample)
-    cr_ci = cressie_read.interval(sample, confidence_level=level, calibration=calibration)
-    gauss = baselines.gaussian_interval(sample, confidence_level=level)
-    binom = baselines.clopper_pearson_interval(sample, confidence_level=level)
-    results = [
-        {"method": "el", "estimate": est.value, "low": ci.low, "high": ci.high},
-        {"method": "ips", "estimate": ips.value, "low": None, "high": None},
-        {"method": "snips", "estimate": snips.value, "low": None, "high": None},
-        {"method": "cr", "estimate": cr_est.value, "low": cr_ci.low, "high": cr_ci.high},
-        {"method": "gaussian", "estimate": None, "low": gauss.low, "high": gauss.high},
-        {"method": "binomial", "estimate": None, "low": binom.low, "high": binom.high},
-    ]
-    for r in results:
-        for k in ("estimate", "low", "high"):
-            r[k] = _num(r[k])
+    results = [{"method": "el", "estimate": _num(est.value), "low": _num(ci.low),
+                "high": _num(ci.high)}]
     notes = []
     lo, hi = est.value_range
     if hi > lo:
         notes.append(f"EL: the estimate depends on the reward of an unobserved extreme weight: "
                      f"{lo:.4g} to {hi:.4g}; shown at its midpoint")
-    for name, res in (("SNIPS", snips), ("Gaussian", gauss), ("Binomial", binom)):
-        if getattr(res, "note", ""):
-            notes.append(f"{name}: {res.note}")
-    if cr_ci.status != "optimal":
-        notes.append(f"CR(-2): {cr_ci.status}")
+
+    # Each baseline as (estimate, low, high, note).
+    def point(res):
+        return res.value, None, None, res.note
+
+    def interval_only(res):
+        return None, res.low, res.high, res.note
+
+    def cr():
+        e = cressie_read.estimate(sample)
+        i = cressie_read.interval(sample, confidence_level=level, calibration=calibration)
+        return e.value, i.low, i.high, "" if i.status == "optimal" else i.status
+
+    computed = {
+        "ips": lambda: point(baselines.ips(sample)),
+        "snips": lambda: point(baselines.snips(sample)),
+        "cr": cr,
+        "gaussian": lambda: interval_only(baselines.gaussian_interval(sample, confidence_level=level)),
+        "binomial": lambda: interval_only(
+            baselines.clopper_pearson_interval(sample, confidence_level=level)),
+    }
+    for method, compute in computed.items():
+        try:
+            *numbers, note = compute()
+            if not all(x is None or math.isfinite(x) for x in numbers):
+                raise ArithmeticError("a result is not a finite number")
+        except (ArithmeticError, InvalidInputError) as exc:
+            # A baseline's failure must not hide EL's answer: its row is empty and a note says why.
+            numbers = [None] * 3
+            note = (f"cannot be computed with weights up to {float(sample.w.max()):.4g} "
+                    f"({type(exc).__name__}: {exc})")
+        results.append(dict(zip(("method", "estimate", "low", "high"),
+                                [method, *map(_num, numbers)])))
+        if note:
+            notes.append(f"{_LABELS[method]}: {note}")
     return results, notes, ci
 
 
@@ -300,6 +317,11 @@ def _n(n):
     return str(int(n)) if float(n).is_integer() else f"{n:.6g}"
 
 
+def _f4(x):
+    """A result in the table: 4 decimals, or 4 digits when large (IPS with a weight of 1e300)."""
+    return f"{x:.4f}" if abs(x) < 1e6 else f"{x:.4g}"
+
+
 def _g(x):
     return "inf" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:g}"
 
@@ -329,10 +351,10 @@ def _table(rep):
     lines = _header(rep)
     lines.append(f"{'method':<10}{'estimate':>10}   {level} interval")
     for r in rep["results"]:
-        est = "-" if r["estimate"] is None else f"{r['estimate']:.4f}"
+        est = "-" if r["estimate"] is None else _f4(r["estimate"])
         row = f"{_LABELS[r['method']]:<10}{est:>10}"
         if r["low"] is not None:
-            row += f"   [{r['low']:.4f}, {r['high']:.4f}]"
+            row += f"   [{_f4(r['low'])}, {_f4(r['high'])}]"
         lines.append(row)
     q = rep["quantile"]
     q = "inf" if q is None else f"{q:.4g}"
@@ -514,7 +536,10 @@ def _draw(path, log, est, ci, v, statistic, level):
 # Entry point
 # ------------------------------------------------------------------------------------------------
 def _fail(message, status):
-    print(f"elcvx: error: {' '.join(str(message).split())}", file=sys.stderr)
+    # One line, and printable: a message can quote a name given or bytes read from a file.
+    text = " ".join(str(message).split())
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    print(f"elcvx: error: {text}", file=sys.stderr)
     return status
 
 

@@ -51,7 +51,9 @@ limit of these formulas (an atom at infinity with no probability and weighted ma
 Exactness: the six sums are kept as exact rationals (each float product ``c w``, ``c w^2``, ...
 is added without rounding), so merging statistics is associative and every split of a sample
 gives bit-identical statistics; the closed forms are evaluated in exact rational arithmetic up
-to the final square root, so no centred moment suffers cancellation.
+to the final square root, so no centred moment suffers cancellation. The products are formed
+from the factors' mantissas with their powers of two kept apart, so ``c w^2`` never overflows
+(any finite weight, up to ``1.8e308``) and is the float product wherever that is finite.
 """
 
 from __future__ import annotations
@@ -69,15 +71,17 @@ from .sample import Sample
 __all__ = ["CressieReadStats", "estimate", "interval"]
 
 # A residual sum of squares below this fraction of sum c g^2 is rounding of the per-row
-# products, not spread: the support is degenerate (see CressieReadStats.interval).
-_DEGENERATE_RSS = 1e-12
+# products, not spread: the support is degenerate (see CressieReadStats.interval). A Fraction:
+# a float would turn the sums, which can exceed the float range, into floats.
+_DEGENERATE_RSS = Fraction(1e-12)
 # Rows per bincount: the integer halves of the mantissas (< 2^27) summed over this many rows
 # stay below 2^53, so the float64 accumulation in np.bincount is exact.
 _CHUNK = 1 << 25
 
 
-def _exact_sum(x) -> Fraction:
-    """The exact sum of a float64 array, as a Fraction (no rounding at all).
+def _exact_sum(x, scale=None) -> Fraction:
+    """The exact sum of a float64 array times ``2**scale`` (an integer array, default 0), as a
+    Fraction (no rounding at all).
 
     Each ``x = m 2^e`` with an integer mantissa ``|m| < 2^53``; mantissas are split in two
     halves of at most 27 bits and summed per exponent with ``np.bincount`` (exact: every partial
@@ -89,6 +93,8 @@ def _exact_sum(x) -> Fraction:
     mant, expo = np.frexp(x)
     m = np.ldexp(mant, 53).astype(np.int64)  # exact: |m| < 2^53
     e = expo.astype(np.int64)
+    if scale is not None:
+        e += np.asarray(scale, dtype=np.int64).reshape(-1)
     emin = int(e.min())
     k = e - emin
     hi = (m >> 26).astype(np.float64)
@@ -102,6 +108,15 @@ def _exact_sum(x) -> Fraction:
             total += ((int(h[j]) << 26) + int(l_[j])) << int(j)
     shift = emin - 53
     return Fraction(total << shift) if shift >= 0 else Fraction(total, 1 << -shift)
+
+
+def _float(x: Fraction) -> float:
+    """``float(x)``, or an infinity of its sign beyond the float range (sums of ``c w^2`` with
+    weights above 1e154 are)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 def _bounds_checked(wmin, wmax, rmin, rmax):
@@ -212,24 +227,22 @@ class CressieReadStats:
         return self
 
     def _add_rows(self, s: Sample) -> None:
-        c, w = s.c, s.w
-        g = w * s.u
-        cw = c * w
-        cw2 = cw * w
-        cg = c * g
-        cwg = cw * g
-        cgg = cg * g
-        for name, x in (("c w^2", cw2), ("c (w u)^2", cgg)):
-            if not np.isfinite(x).all():
-                i = int(np.flatnonzero(~np.isfinite(x))[0])
-                raise InvalidInputError(
-                    f"w[{i}]={float(w[i])!r} is too large: {name} overflows float64")
-        self._n += _exact_sum(c)
-        self._s1 += _exact_sum(cw)
-        self._s2 += _exact_sum(cw2)
-        self._sg += _exact_sum(cg)
-        self._swg += _exact_sum(cwg)
-        self._sgg += _exact_sum(cgg)
+        # Each product from the factors' mantissas (in [1/2, 1), so products lie in [1/32, 1):
+        # no overflow, no underflow), its power of two summed apart. A power of two changes no
+        # rounding: these are the float products c*w*w, ... wherever those are normal numbers,
+        # and they exist for every weight up to 1.8e308.
+        c, ce = np.frexp(s.c)
+        w, we = np.frexp(s.w)
+        u, ue = np.frexp(s.u)
+        g, ge = w * u, we + ue
+        cw, cwe = c * w, ce + we
+        cg, cge = c * g, ce + ge
+        self._n += _exact_sum(s.c)
+        self._s1 += _exact_sum(cw, cwe)
+        self._s2 += _exact_sum(cw * w, cwe + we)
+        self._sg += _exact_sum(cg, cge)
+        self._swg += _exact_sum(cw * g, cwe + ge)
+        self._sgg += _exact_sum(cg * g, cge + ge)
 
     def copy(self) -> CressieReadStats:
         out = CressieReadStats.__new__(CressieReadStats)
@@ -267,24 +280,24 @@ class CressieReadStats:
 
     @property
     def sum_w(self) -> float:
-        return float(self._s1)
+        return _float(self._s1)
 
     @property
     def sum_w2(self) -> float:
-        return float(self._s2)
+        return _float(self._s2)
 
     @property
     def sum_wu(self) -> float:
         """``sum c w u`` with ``u`` the reward on the unit scale."""
-        return float(self._sg)
+        return _float(self._sg)
 
     @property
     def sum_w2u(self) -> float:
-        return float(self._swg)
+        return _float(self._swg)
 
     @property
     def sum_w2u2(self) -> float:
-        return float(self._sgg)
+        return _float(self._sgg)
 
     # -- answers ----------------------------------------------------------------------------------
     def _require_data(self):
@@ -318,9 +331,9 @@ class CressieReadStats:
             raise InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{self.rmin}, {self.rmax}]")
         rho_u = (Fraction(rho) - Fraction(self.rmin)) / (Fraction(self.rmax) - Fraction(self.rmin))
         sup = self._support("lower", self._w_ex())
-        v0 = float(sup.v0)
-        v1 = float(sup.v0 + sup.wmass_ex)
-        value = float(sup.v0 + rho_u * sup.wmass_ex)
+        v0 = _float(sup.v0)
+        v1 = _float(sup.v0 + sup.wmass_ex)
+        value = _float(sup.v0 + rho_u * sup.wmass_ex)
         lo, hi = min(v0, v1), max(v0, v1)
         m = sup.m
         return CressieReadEstimate(
@@ -328,11 +341,11 @@ class CressieReadStats:
             value_range=ConfidenceInterval(self._user(lo), self._user(hi)),
             rho=rho,
             w_ex=float(sup.w_ex),
-            mass_ex=float(sup.mass_ex),
-            wmass_ex=float(sup.wmass_ex),
-            gamma=float(sup.gamma),
-            beta=float(sup.beta),
-            divergence=float(m * m * sup.norm2 - m),
+            mass_ex=_float(sup.mass_ex),
+            wmass_ex=_float(sup.wmass_ex),
+            gamma=_float(sup.gamma),
+            beta=_float(sup.beta),
+            divergence=_float(m * m * sup.norm2 - m),
             n=float(self._n),
         )
 
@@ -371,10 +384,10 @@ class CressieReadStats:
                 continue
             degenerate = sup.rss <= _DEGENERATE_RSS * sgg
             if degenerate:
-                value = float(sup.v0)
+                value = _float(sup.v0)
             else:
                 informative = True
-                value = float(sup.v0) - math.sqrt(float(radius2 * sup.rss))
+                value = _float(sup.v0) - math.sqrt(_float(radius2 * sup.rss))
             candidates.append((float(w_ex), value))
             if best is None or value < best[0]:
                 best = (value, float(w_ex))

@@ -26,6 +26,8 @@ name (``.csv``, ``.tsv``, ``.parquet``/``.pq``, ``.jsonl``/``.ndjson``/``.json``
 
 from __future__ import annotations
 
+import codecs
+import functools
 import gzip
 import io as _stdio
 import json
@@ -177,6 +179,72 @@ class _CountingReader(_stdio.RawIOBase):
         super().close()
 
 
+class _NotUtf8(InvalidInputError):
+    """A text log with bytes that are not UTF-8; ``where`` names the first and its line."""
+
+    def __init__(self, path: str, what: str, where: str):
+        super().__init__(f"cannot read {path} as {what}: it is not UTF-8 text ({where})")
+        self.where = where
+
+
+class _Utf8Checked(_stdio.RawIOBase):
+    """A binary stream passed through unchanged, raising :class:`_NotUtf8` at its first byte that
+    is not UTF-8 text: not UTF-8, or NUL (valid UTF-8, but binary data: no text log holds it).
+
+    Text readers meet such bytes badly: pyarrow's CSV reader, handed a row that is not UTF-8,
+    prints a traceback it cannot raise and quotes the raw bytes in its error; json reports a
+    codec error. Checking the bytes as they stream past (one decode pass) names the line instead.
+    """
+
+    def __init__(self, raw, path: str, what: str, decompressed: bool):
+        self._raw = raw
+        self._where = (path, what, decompressed)
+        self._offset = 0  # bytes read
+        self._pending = b""  # the start of a character cut by the last read
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        # At most 256 kB at a time: decoding a piece that stays in the cache is several times
+        # faster (the buffered stream above keeps reading until it has what it was asked for).
+        n = self._raw.readinto(memoryview(b)[:1 << 18])
+        data = memoryview(b)[:n]
+        if self._pending:
+            data = self._pending + bytes(data)
+        start = self._offset - len(self._pending)
+        try:
+            text, used = codecs.utf_8_decode(data, "strict", not n)
+        except UnicodeDecodeError as exc:
+            self._fail(start + exc.start, data[exc.start])
+        nul = text.find("\0")
+        if nul >= 0:
+            self._fail(start + len(text[:nul].encode()), 0)
+        self._pending = bytes(data[used:])
+        self._offset += n
+        return n
+
+    def _fail(self, offset: int, byte: int):
+        path, what, decompressed = self._where
+        # The line is counted only now, reading the file again up to the byte: counting line
+        # breaks on every read would cost as much as the check itself.
+        line, left = 1, offset
+        with _Opened(path, progress=False) as f:
+            while left > 0:
+                chunk = f.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                line += chunk.count(b"\n")
+                left -= len(chunk)
+        of = " of the decompressed data" if decompressed else ""
+        raise _NotUtf8(path, what, f"line {line} has the byte 0x{byte:02x}, at byte offset "
+                                   f"{offset}{of}")
+
+    def close(self):
+        self._raw.close()
+        super().close()
+
+
 def _progress_enabled(progress, size: int) -> bool:
     if progress is None:
         try:
@@ -212,12 +280,17 @@ def _is_gzip(path: str) -> bool:
 
 
 class _Opened:
-    """``with _Opened(path, progress) as f``: a binary stream of the (decompressed) file."""
+    """``with _Opened(path, progress) as f``: a binary stream of the (decompressed) file.
 
-    def __init__(self, path: str, progress=None, label: str | None = None):
+    ``text``: the format's name (``"CSV"``), for a text format; the stream then raises
+    :class:`_NotUtf8` at the first byte that is not UTF-8.
+    """
+
+    def __init__(self, path: str, progress=None, label: str | None = None, text: str | None = None):
         self.path = path
         self.progress = progress
         self.label = label or f"elcvx: reading {os.path.basename(path)}"
+        self.text = text
 
     def __enter__(self):
         try:
@@ -229,8 +302,12 @@ class _Opened:
         counted = _CountingReader(raw, self.bar)
         self._closers = [counted]
         stream = _stdio.BufferedReader(counted, buffer_size=1 << 20)
-        if stream.peek(2)[:2] == _GZIP_MAGIC:
+        gzipped = stream.peek(2)[:2] == _GZIP_MAGIC
+        if gzipped:
             stream = gzip.GzipFile(fileobj=stream, mode="rb")
+        if self.text is not None:
+            stream = _stdio.BufferedReader(_Utf8Checked(stream, self.path, self.text, gzipped),
+                                           buffer_size=1 << 20)
         self._closers.append(stream)
         return stream
 
@@ -244,14 +321,15 @@ class _Opened:
         return False
 
 
-def _first_line(path: str) -> str:
-    """The first non-blank line of a (possibly gzipped) text file, '' if none."""
+def _first_line(path: str, what: str) -> str:
+    """The first non-blank line of a (possibly gzipped) text file, '' if none; ``what``: the
+    format's name for an error (:class:`_NotUtf8`) about bytes that are not UTF-8."""
     try:
-        with _Opened(path, progress=False) as f:
+        with _Opened(path, progress=False, text=what) as f:
             for i, raw in enumerate(f):
                 line = raw.strip()
                 if line:
-                    return line.decode("utf-8", errors="replace")
+                    return line.decode("utf-8")
                 if i > 1000:
                     break
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
@@ -296,7 +374,15 @@ def detect_format(path) -> str:
         return fmt
     if fmt == "parquet" or (fmt is None and _head(path) == _PARQUET_MAGIC):
         return "parquet"
-    line = _first_line(path)
+    try:
+        line = _first_line(path, "JSON lines" if fmt == "jsonl" else "a log")
+    except _NotUtf8 as exc:
+        if fmt is not None:
+            raise
+        # A name that says nothing, and neither Parquet nor text: not a log of any format.
+        raise InvalidInputError(
+            f"cannot read {path}: not a recognised log format (not Parquet, and not UTF-8 text: "
+            f"{exc.where}); logs are CSV/TSV, Parquet, JSON lines or dsjson") from None
     if fmt == "jsonl" or line.startswith("{"):
         return "dsjson" if _looks_like_dsjson(line) else "jsonl"
     return "csv"
@@ -369,24 +455,43 @@ def _missing_columns(path, wanted, present):
         raise InvalidInputError(f"{path} has no column {missing[0]!r} (its columns: {_shown(present)})")
 
 
+def _no_duplicates(source, names, wanted=None, what="column"):
+    """Raise if a name to be read (``wanted``; default all) occurs twice in ``names``.
+
+    Which of the two is meant is ambiguous, and readers differ (pandas renames a CSV's second
+    ``w`` to ``w.1``, pyarrow keeps both, json keeps the last key): refuse rather than pick one.
+    """
+    first = {}
+    for i, name in enumerate(names):
+        if name in first and (wanted is None or name in wanted):
+            raise InvalidInputError(f"{source} has two {what}s named {name!r} ({what}s "
+                                    f"{first[name] + 1} and {i + 1}): rename one")
+        first.setdefault(name, i)
+
+
 def _arrow_csv():
     pa = _require("pyarrow", "io", "reading CSV logs")
     pc = _require("pyarrow.csv", "io", "reading CSV logs")
     return pa, pc
 
 
+def _csv_name(sep) -> str:
+    return "TSV" if sep == "\t" else "CSV"
+
+
 def _csv_header(path, sep):
     pa, pc = _arrow_csv()
+    what = _csv_name(sep)
     try:
-        with _Opened(path, progress=False) as f:
+        with _Opened(path, progress=False, text=what) as f:
             parse = pc.ParseOptions(delimiter=sep, invalid_row_handler=lambda row: "skip")
             return pc.open_csv(f, parse_options=parse).schema.names
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
-            raise InvalidInputError(f"{path} is empty: a CSV log needs a header line and data rows") from None
-        raise InvalidInputError(f"cannot read {path} as CSV: {exc}") from None
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as CSV: {exc}") from None
+            raise InvalidInputError(f"{path} is empty: a {what} log needs a header line and data rows") from None
+        raise InvalidInputError(f"cannot read {path} as {what}: {exc}") from None
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InvalidInputError(f"cannot read {path} as {what}: {exc}") from None
 
 
 def _csv_table(path, sep, columns, types, progress, threads):
@@ -404,7 +509,7 @@ def _csv_table(path, sep, columns, types, progress, threads):
     convert = pc.ConvertOptions(include_columns=columns, column_types=types,
                                 strings_can_be_null=True, quoted_strings_can_be_null=False)
     try:
-        with _Opened(path, progress=progress) as f:
+        with _Opened(path, progress=progress, text=_csv_name(sep)) as f:
             return pc.open_csv(f, read_options=read, parse_options=parse,
                                convert_options=convert).read_all()
     except pa.ArrowInvalid:
@@ -424,6 +529,7 @@ def _read_csv(path, columns, sep, progress):
     pd = _pandas()
     pa, pc = _arrow_csv()
     header = _csv_header(path, sep)
+    _no_duplicates(path, header, columns)
     if columns is None:
         columns = header
     _missing_columns(path, columns, header)
@@ -437,9 +543,9 @@ def _read_csv(path, columns, sep, progress):
             # Some value is not a number as Arrow reads them: read text, convert (or locate) later.
             table = _csv_table(path, sep, columns, {c: pa.string() for c in columns}, progress, True)
     except pa.ArrowInvalid as exc:
-        raise InvalidInputError(f"cannot read {path} as CSV: {exc}") from None
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as CSV: {exc}") from None
+        raise InvalidInputError(f"cannot read {path} as {_csv_name(sep)}: {exc}") from None
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InvalidInputError(f"cannot read {path} as {_csv_name(sep)}: {exc}") from None
     df = table.to_pandas()
     df.index = pd.RangeIndex(2, 2 + len(df), name="line")
     # A blank line at the end of the file reads as a row of nulls: drop those, keep any other.
@@ -463,6 +569,7 @@ def _read_parquet(path, columns, progress):
             source = path
         pf = pq.ParquetFile(source)
         names = pf.schema_arrow.names
+        _no_duplicates(path, names, columns)
         if columns is not None:
             _missing_columns(path, columns, names)
         bar = _Progress(f"elcvx: reading {os.path.basename(path)}", max(pf.metadata.num_rows, 1),
@@ -486,18 +593,28 @@ def _read_parquet(path, columns, progress):
     return df
 
 
-def _json_lines(path, progress):
-    """Yield ``(line number, record)`` for each non-blank line of a JSON-lines file."""
+def _json_lines(path, progress, what, keys=None):
+    """Yield ``(line number, record)`` for each non-blank line of a JSON-lines file.
+
+    ``what``: the format's name, for errors. ``keys``: the keys that will be read (default: every
+    key; ``()``: none is checked). json keeps the last of two equal keys silently, so a line that
+    holds one of them twice is an error. Its quoted text then occurs twice in the line (unless
+    escapes spell it): only lines where a key's does, or with a backslash, are parsed again
+    keeping every key.
+    """
     loads = json.loads
-    with _Opened(path, progress=progress) as f:
+    fixed = None if keys is None else [_json_key(k) for k in keys]
+    check = fixed is None or bool(fixed)
+    with _Opened(path, progress=progress, text=what) as f:
         lineno = 0
         try:
             for raw in f:
                 lineno += 1
-                if not raw.strip():
+                line = raw.decode()  # UTF-8, checked by the stream: json need not guess
+                if not line.strip():
                     continue
                 try:
-                    rec = loads(raw)
+                    rec = loads(line)
                 except ValueError as exc:
                     msg = getattr(exc, "msg", str(exc))
                     col = getattr(exc, "colno", None)
@@ -507,9 +624,29 @@ def _json_lines(path, progress):
                 if not isinstance(rec, dict):
                     raise InvalidInputError(
                         f"{path}: line {lineno} is not a JSON object (got {type(rec).__name__})")
+                if check and ("\\" in line or max(map(line.count, fixed or map(_json_key, rec)),
+                                                  default=0) > 1):
+                    _no_duplicate_keys(line, keys, f"{path}: line {lineno}")
                 yield lineno, rec
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise InvalidInputError(f"cannot read {path}: {exc} (after line {lineno})") from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _json_key(key: str) -> str:
+    return json.dumps(key, ensure_ascii=False)
+
+
+def _no_duplicate_keys(line: str, keys, where: str) -> None:
+    """Raise if the JSON object ``line`` holds one of ``keys`` (default: any key) twice."""
+    top = []
+
+    def keep(pairs):
+        top[:] = pairs  # objects are built inside out: the last one is the line's own
+        return dict(pairs)
+
+    json.loads(line, object_pairs_hook=keep)
+    _no_duplicates(where, [k for k, _ in top], keys, what="key")
 
 
 def _read_jsonl(path, columns, progress):
@@ -517,13 +654,13 @@ def _read_jsonl(path, columns, progress):
     lines = []
     if columns is None:
         records = []
-        for lineno, rec in _json_lines(path, progress):
+        for lineno, rec in _json_lines(path, progress, "JSON lines"):
             lines.append(lineno)
             records.append(rec)
         df = pd.DataFrame.from_records(records) if records else pd.DataFrame()
     else:
         data = {c: [] for c in columns}
-        for lineno, rec in _json_lines(path, progress):
+        for lineno, rec in _json_lines(path, progress, "JSON lines", columns):
             lines.append(lineno)
             for c in columns:
                 try:
@@ -748,6 +885,7 @@ def _sample_from_frame(df, source, *, prefix="", weight, target_prob, logging_pr
     weight, target_prob, logging_prob, reward, cost = _resolve_columns(
         present, weight, target_prob, logging_prob, reward, cost)
     used = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
+    _no_duplicates(source, present, used)
     _missing_columns(source, used, present)
     if len(df) == 0:
         raise InvalidInputError(f"{source} has no rows: at least one example is needed")
@@ -835,7 +973,7 @@ def read_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
         # JSON lines have no header: default names are resolved on the first record.
         if weight is None and target_prob is None or reward is None and cost is None:
             try:
-                first = json.loads(_first_line(path) or "{}")
+                first = json.loads(_first_line(path, "JSON lines") or "{}")
             except ValueError:
                 _read_jsonl(path, [], False)  # raises, naming the malformed line
                 raise
@@ -958,7 +1096,8 @@ def read_dsjson(path, *, target_prob, target_prob_column="target_prob", pdrop="e
     call = target_prob if callable(target_prob) else None
     lines, costs, logging, drops, ids, positions, targets = [], [], [], [], [], [], []
     n_events = skipped = 0
-    for lineno, rec in _json_lines(path, progress):
+    # Keys are not checked for duplicates: VW writes these logs, and the check costs ~10%.
+    for lineno, rec in _json_lines(path, progress, "dsjson", keys=()):
         n_events += 1
         if rec.get("_skipLearn") is True:
             skipped += 1

@@ -314,3 +314,85 @@ def test_reproduce_synthetic_is_wired_into_the_command(tmp_path):
     assert header == "n,estimator,mse,se"
     bad = run("reproduce", "synthetic", "--replicates", 0, "--out", out)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--replicates" in bad.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# Bad input that is not a log at all, extreme weights: still one line, or a note, never a warning
+# ------------------------------------------------------------------------------------------------
+GARBAGE = np.random.default_rng(12).bytes(4096)  # starts with neither gzip's nor Parquet's magic
+
+
+@pytest.mark.parametrize("name, data, fragments", [
+    ("g.csv", GARBAGE, ["as CSV: it is not UTF-8 text (line 1 has the byte 0x"]),
+    ("g.tsv", GARBAGE, ["as TSV: it is not UTF-8 text (line 1 has the byte 0x"]),
+    ("g.jsonl", GARBAGE, ["as JSON lines: it is not UTF-8 text (line 1 has the byte 0x"]),
+    ("g.bin", GARBAGE, ["not a recognised log format (not Parquet, and not UTF-8 text: line 1 has "
+                        "the byte 0x"]),
+    ("g.csv.gz", __import__("gzip").compress(GARBAGE),
+     ["as CSV: it is not UTF-8 text (line 1 has the byte 0x", "of the decompressed data"]),
+    # A readable header, then a malformed row that is not UTF-8 (pyarrow's own traceback case).
+    ("late.csv", b"w,r\n1,0\n2,\xff\x1b[31m,7\n", ["line 3 has the byte 0xff, at byte offset 10"]),
+])
+def test_binary_input_is_one_clean_line(tmp_path, name, data, fragments):
+    path = tmp_path / name
+    path.write_bytes(data)
+    out = run("evaluate", path, "--wmax", "4")
+    assert_user_error(out, f"cannot read {path}", *fragments)
+    assert "Exception ignored" not in out.stderr
+    assert out.stderr.isascii() and out.stderr.rstrip("\n").isprintable(), repr(out.stderr)
+
+
+def test_error_messages_escape_control_characters(tmp_path, capsys):
+    # A message can quote what the user gave (a file name, a column): never raw control bytes.
+    assert main(["evaluate", str(tmp_path / "a\x1b[31mb.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "a\\x1b[31mb.csv: no such file" in err and "\x1b" not in err
+
+
+def huge_log(tmp_path, w):
+    """Seven rows, one weight near the float limit; every weight positive, so EL's MLE is at
+    its edge (no Newton step on the squares of the weights)."""
+    path = tmp_path / "huge.csv"
+    path.write_text(f"w,r\n{w!r},0.5\n2,0.2\n3,0.3\n4,0.5\n0.5,0.6\n1.5,0.8\n2.5,1\n")
+    return path, elcvx.Sample([w, 2, 3, 4, 0.5, 1.5, 2.5], [0.5, 0.2, 0.3, 0.5, 0.6, 0.8, 1],
+                              wmax=np.inf)
+
+
+@pytest.mark.parametrize("w", [1e155, 1e300])
+def test_huge_weights_every_method_reported_without_warnings(tmp_path, w):
+    path, sample = huge_log(tmp_path, w)
+    for wmax in ("inf", "1e300"):
+        out = run("evaluate", path, "--wmax", wmax, "--format", "json")
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        rep = json.loads(out.stdout)
+        check_report(rep, elcvx.Sample(sample.w, sample.r, wmax=float(wmax)))  # same as the API
+        byname = {r["method"]: r for r in rep["results"]}
+        assert None not in (byname["el"]["estimate"], byname["cr"]["low"], byname["gaussian"]["high"])
+        assert not any("cannot be computed" in n for n in rep["notes"])
+    table = run("evaluate", path, "--wmax", "inf")
+    assert table.returncode == 0 and table.stderr == ""
+    rows = {ln.split()[0]: ln for ln in table.stdout.splitlines()[4:10]}
+    assert list(rows) == ["EL", "IPS", "SNIPS", "CR(-2)", "Gaussian", "Binomial"]
+    assert max(map(len, rows.values())) < 60  # IPS ~ w/7 is shown as 1.429e+299, not 300 digits
+
+
+def test_a_baseline_that_cannot_be_computed_is_one_note(tmp_path, capsys, monkeypatch):
+    path, _ = huge_log(tmp_path, 1e300)
+
+    def overflow(*args, **kwargs):
+        raise OverflowError("integer division result too large for a float")
+
+    monkeypatch.setattr(cressie_read, "interval", overflow)
+    assert main(["evaluate", str(path), "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    cr = [r for r in rep["results"] if r["method"] == "cr"][0]
+    assert cr == {"method": "cr", "estimate": None, "low": None, "high": None}
+    el = rep["results"][0]
+    assert el["method"] == "el" and None not in (el["estimate"], el["low"], el["high"])
+    notes = [n for n in rep["notes"] if n.startswith("CR(-2)")]
+    assert notes == ["CR(-2): cannot be computed with weights up to 1e+300 (OverflowError: "
+                     "integer division result too large for a float)"]
+    assert main(["evaluate", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [ln for ln in lines if ln.startswith("CR(-2)")][0].split() == ["CR(-2)", "-"]
+    assert sum(ln.startswith("note: CR(-2): cannot be computed") for ln in lines) == 1

@@ -356,3 +356,46 @@ def test_obp_adapter_matches_the_api(frame):
         el.estimate_policy_value(**dict(inputs, pscore=None))
     with pytest.raises(InvalidInputError, match="calibration"):
         EmpiricalLikelihood(calibration="z")
+
+
+# ------------------------------------------------------------------------------------------------
+# Duplicated column names
+# ------------------------------------------------------------------------------------------------
+def test_duplicated_columns_are_an_error_naming_them(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    csv = lines_file(tmp_path, "d.csv", "w,r,w\n1,0.5,2\n2,0.1,3\n")
+    lines_file(tmp_path, "d.tsv", "w\tr\tw\n1\t0.5\t2\n2\t0.1\t3\n")
+    (tmp_path / "d.csv.gz").write_bytes(gzip.compress(csv.read_bytes()))
+    lines_file(tmp_path, "d.jsonl", '{"w": 1, "r": 0.5}\n{"w": 1, "r": 0.5, "w": 2}\n')
+    pq.write_table(pa.table([[1.0, 2.0], [0.5, 0.1], [2.0, 3.0]], names=["w", "r", "w"]),
+                   tmp_path / "d.parquet")
+    for name, where in [("d.csv", ""), ("d.tsv", ""), ("d.csv.gz", ""), ("d.parquet", ""),
+                        ("d.jsonl", ": line 2")]:
+        path = tmp_path / name
+        what = "keys" if name.endswith("jsonl") else "columns"
+        message = f"{path}{where} has two {what} named 'w' ({what} 1 and 3)"
+        for read in (lambda: eio.read_log(path, wmax=5), lambda: eio.read_table(path)):
+            with pytest.raises(InvalidInputError) as exc:
+                read()
+            assert str(exc.value).startswith(message), (name, str(exc.value))
+    # A DataFrame (pandas would have renamed a CSV's second 'w' to 'w.1'; a frame can hold both).
+    df = pd.DataFrame([[1.0, 0.5, 2.0]], columns=["w", "r", "w"])
+    with pytest.raises(InvalidInputError, match=r"the DataFrame has two columns named 'w' \(columns 1 and 3\)"):
+        Sample.from_dataframe(df, wmax=5)
+    # A key spelt with an escape is the same key.
+    escaped = lines_file(tmp_path, "e.jsonl", '{"w": 1, "r": 0.5, "\\u0077": 2}\n')
+    with pytest.raises(InvalidInputError, match=r"e.jsonl: line 1 has two keys named 'w' \(keys 1 and 3\)"):
+        eio.read_log(escaped, wmax=5)
+
+
+def test_names_that_only_look_duplicated_are_read(tmp_path):
+    # 'w.1' is a name of its own (detected from the header, not guessed from names); a duplicate
+    # that is not read (here 'x') is not ambiguous; a key repeated inside a nested object, or
+    # quoted as a value, is not the record's key twice.
+    csv = lines_file(tmp_path, "ok.csv", "w,w.1,r,x,x\n1,5,0.5,a,b\n2,6,0.1,c,d\n")
+    assert eio.read_log(csv, wmax=5).sample.w.tolist() == [1.0, 2.0]
+    assert eio.read_log(csv, weight="w.1", reward="r", wmax=6).sample.w.tolist() == [5.0, 6.0]
+    jsonl = lines_file(tmp_path, "ok.jsonl", '{"w": 1, "r": 0.5, "c": {"w": 3, "w": 4}, "s": "w"}\n')
+    assert eio.read_log(jsonl, wmax=5).sample.w.tolist() == [1.0]
