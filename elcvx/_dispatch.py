@@ -7,7 +7,7 @@ itself) is imported only when used.
 
 from __future__ import annotations
 
-from . import _fast
+from . import _fast, _moment
 from . import _validation as iv
 from .errors import SolverError
 
@@ -29,12 +29,18 @@ def _run(method, fast_call, cvx_call, what):
     return sol, "cvxpy"
 
 
-def mle(sample, method):
+def mle(sample, method, model=None):
     """The MLE, computed once per sample and path (a Sample is immutable, so the cache is safe).
+
+    ``model``: ``(constraints, atoms)`` of :mod:`elcvx.constraints`, or None for the paper's
+    programs (only those are cached: constraints are data the sample does not hold).
 
     The cached ``q`` is made read-only (no copy): results hand out read-only views of it, so
     nothing a caller does to a result can change a later answer.
     """
+    if model is not None:
+        return _run(method, lambda: _moment.mle(sample, *model),
+                    lambda: _cvx_module().model_mle(sample, *model), "the MLE with constraints")
     cache = sample.__dict__.setdefault("_mle_cache", {})
     key = iv.option("method", method, iv.METHODS)
     if key not in cache:
@@ -52,8 +58,18 @@ def _mle(sample, method):
     )
 
 
-def lower_bound(sample, mle_sol, quantile, side, method, wu=None):
+def lower_bound(sample, mle_sol, quantile, side, method, wu=None, model=None):
     """The lower bound of ``u`` (``side="lower"``) or of ``1 - u``; ``wu``: ``w`` times that."""
+    if model is not None:
+        constraints, atoms = model
+        return _run(
+            method,
+            lambda: _moment.lower_bound(sample, constraints, mle_sol.loglik, quantile, side,
+                                        atoms, mle_sol),
+            lambda: _cvx_module().model_lower_bound(sample, constraints, atoms, mle_sol.loglik,
+                                                    quantile, side),
+            f"the {side} bound with constraints",
+        )
     u = None if wu is not None else sample.u if side == "lower" else 1.0 - sample.u
     return _run(
         method,
@@ -66,7 +82,11 @@ def lower_bound(sample, mle_sol, quantile, side, method, wu=None):
     )
 
 
-def profile(sample, v_unit, mle_sol, method):
+def profile(sample, v_unit, mle_sol, method, model=None):
+    if model is not None:
+        return _run(method, lambda: _moment.profile(sample, model[0], v_unit, model[1], mle_sol),
+                    lambda: _cvx_module().model_profile(sample, *model, v_unit),
+                    "the profile likelihood with constraints")
     return _run(
         method,
         lambda: _fast.profile(sample.w, sample.u, sample.counts, sample.wmin, sample.wmax,

@@ -20,6 +20,7 @@ class MLESolution(NamedTuple):
     q: np.ndarray  # per-example primal mass 1 / (N (1 + beta* (w - 1)))
     status: str
     work: tuple[int, int] = (0, 0)  # the fast path's passes over the data and rows they read
+    lambdas: tuple = ()  # the moment constraints' multipliers (elcvx.constraints)
 
 
 class BoundSolution(NamedTuple):
@@ -32,6 +33,7 @@ class BoundSolution(NamedTuple):
     q: np.ndarray  # per-example primal mass kappa / (gamma + beta w + w u)
     status: str
     work: tuple[int, int] = (0, 0)
+    lambdas: tuple = ()
 
 
 class ProfileSolution(NamedTuple):

@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _dispatch
 from . import _validation as iv
+from . import constraints as mc
 from .results import ConfidenceInterval, EstimateResult
 from .sample import Sample
 
@@ -31,7 +32,8 @@ def extra_atom(sample: Sample, q: np.ndarray, beta: float, u: np.ndarray | None 
     return (max(mass, 0.0), max(wmass, 0.0), w_ex) + tail
 
 
-def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResult:
+def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
+             method: str = "auto") -> EstimateResult:
     r"""The EL point estimate of the target policy's value.
 
     Solves the paper's eq. (betastar),
@@ -50,6 +52,13 @@ def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResul
     sample : Sample
     rho : float, optional
         The extra atom's reward (user scale); default the reward midpoint, as in the paper.
+    constraints : MomentConstraint or list of them, optional
+        Known moments ``E_Q[g_j] = b_j`` (:mod:`elcvx.constraints`): the maximum is then over
+        ``beta`` and one ``lambda_j`` per constraint, ``log(1 + beta (w_n - 1) + sum_j
+        lambda_j (g_nj - b_j))``, with a constraint per extra atom.
+    atoms : array_like, optional
+        The extra atoms as rows ``(w, g_1, ..., g_k)`` (default: every vertex of ``{wmin, wmax}``
+        times the constraints' ``atom_range``; see :func:`elcvx.constraints.extra_atoms`).
     method : {"auto", "fast", "cvxpy"}
         ``"fast"``: safeguarded Newton on the 1-d dual; ``"cvxpy"``: the dual program of
         :func:`elcvx.programs.mle_dual` (primal as fallback) solved by Clarabel; ``"auto"``: fast,
@@ -75,8 +84,11 @@ def estimate(sample: Sample, *, rho=None, method: str = "auto") -> EstimateResul
     rho = iv.finite_scalar("rho", rho)
     if not sample.rmin <= rho <= sample.rmax:
         raise iv.InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{sample.rmin}, {sample.rmax}]")
-    sol, path = _dispatch.mle(sample, method)
+    model = mc.model(sample, constraints, atoms)
+    sol, path = _dispatch.mle(sample, method, model)
     mass, wmass, w_ex, base = extra_atom(sample, sol.q, sol.beta, sample.u)
+    if model is not None:
+        w_ex = None  # several atoms may share the mass
     rho_u = sample.to_unit(rho)
     return EstimateResult(
         value=sample.to_user(base + wmass * rho_u),

@@ -6,12 +6,13 @@ import numpy as np
 
 from . import _dispatch
 from . import _validation as iv
+from . import constraints as mc
 from .estimate import extra_atom
 from .results import BoundResult, IntervalResult, ProfileResult
 
 
 def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2",
-             method: str = "auto") -> IntervalResult:
+             constraints=None, atoms=None, method: str = "auto") -> IntervalResult:
     r"""The EL confidence interval ``{v : 2 (L_mle - L(v)) <= q}`` (the paper's eq. (lrtest)).
 
     Each bound is one convex program, not a bisection on ``v`` (appendix C, corrected in
@@ -40,6 +41,10 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
         the limit; with N < 2 it has no quantile and the interval is ``[rmin, rmax]``. The
         default follows the paper's text and the synthetic study (docs/synthetic.md): the two
         differ only at N <= 50, where chi2 already covers about 99%, so F only widens it.
+    constraints, atoms : optional
+        Known moments and the extra atoms (as in :func:`elcvx.estimate`): the likelihood ball
+        is then around the constrained maximum, and every distribution in it meets the
+        constraints.
     method : {"auto", "fast", "cvxpy"}
 
     Returns
@@ -63,7 +68,8 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     if not np.isfinite(quantile):
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
                               sample.n, method, f"whole range: no {calibration} quantile at N={sample.n:g}")
-    mle, path = _dispatch.mle(sample, method)
+    model = mc.model(sample, constraints, atoms)
+    mle, path = _dispatch.mle(sample, method, model)
     sides = {}
     statuses = []
     work = mle.work
@@ -71,13 +77,15 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     for side in ("lower", "upper"):
         # The upper bound is 1 - the lower bound of 1 - u, whose w (1 - u) is w - w u.
         b = wu if side == "lower" else np.subtract(sample.w, wu, out=wu)
-        sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method, wu=b)
+        sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method, wu=b,
+                                               model=model)
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)
         work = (work[0] + sol.work[0], work[1] + sol.work[1])
         value_u = float(np.clip(sol.value, 0.0, 1.0))
         value_u = value_u if side == "lower" else 1.0 - value_u
         mass, wmass, w_ex = extra_atom(sample, sol.q, sol.beta)
+        w_ex = w_ex if model is None else None  # with constraints, several atoms may carry it
         sides[side] = BoundResult(value=sample.to_user(value_u), beta=sol.beta, gamma=sol.gamma,
                                   kappa=sol.kappa, q=sol.q, w_ex=w_ex, mass_ex=mass,
                                   wmass_ex=wmass)
@@ -86,7 +94,8 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
                           quantile, sides["lower"], sides["upper"], sample.n, path, status, work)
 
 
-def profile(sample, v, *, calibration: str = "chi2", method: str = "auto") -> ProfileResult:
+def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=None,
+            method: str = "auto") -> ProfileResult:
     r"""The profile likelihood-ratio statistic ``2 (L_mle - L(v))`` at each candidate ``v``.
 
     ``L(v)`` is the paper's eq. (primalprof) (``Q`` on the sample plus the four corner atoms);
@@ -105,6 +114,9 @@ def profile(sample, v, *, calibration: str = "chi2", method: str = "auto") -> Pr
         Candidate values on the user's reward scale.
     calibration : {"chi2", "f"}
         The law of the p-value (see :func:`interval`).
+    constraints, atoms : optional
+        Known moments and the extra atoms (as in :func:`elcvx.estimate`); the statistic is
+        then relative to the constrained maximum.
     method : {"auto", "fast", "cvxpy"}
         The cvxpy path compiles one program and re-solves it for each ``v``.
 
@@ -124,8 +136,9 @@ def profile(sample, v, *, calibration: str = "chi2", method: str = "auto") -> Pr
     calibration = iv.option("calibration", calibration, iv.CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
     v_user = iv.points("v", v)
-    mle, _ = _dispatch.mle(sample, method)
-    sol, path = _dispatch.profile(sample, sample.to_unit(v_user), mle, method)
+    model = mc.model(sample, constraints, atoms)
+    mle, _ = _dispatch.mle(sample, method, model)
+    sol, path = _dispatch.profile(sample, sample.to_unit(v_user), mle, method, model)
     statistic = np.maximum(2.0 * (sol.loglik - mle.loglik), 0.0)
     return ProfileResult(v=v_user, statistic=statistic, pvalue=iv.pvalue(calibration, statistic, sample.n),
                          beta=sol.beta, tau=sol.tau, calibration=calibration, n=sample.n,

@@ -1,0 +1,340 @@
+"""The fast path for moment-constrained EL (:mod:`elcvx.constraints`): numpy only.
+
+Each program's dual has a few variables (``1 + k`` for the estimate, ``2 + k`` for the profile
+and the bound, with ``k`` constraints) and one linear constraint per extra atom. It is solved by
+a barrier method: Newton's method on ``f(x) + mu sum_k log(A_k x + h_k)`` for ``mu`` falling by
+10 from ``1e-2`` to ``1e-15``, each step one pass over the rows (value, gradient and Hessian
+together). At each barrier centre ``mu / (A_k x + h_k)`` are the atoms' masses and the primal
+weights ``q`` follow from ``x``, so the primal is feasible by construction; the result is then
+**certified** as the cvxpy path's are: ``q`` plus nonnegative atom masses (nonnegative least
+squares) must meet every moment constraint to :data:`FEAS_TOL`, and, for the bound, the primal
+objective must equal the dual one to :data:`GAP_TOL`.
+
+The programs without constraints keep their specialised solvers in :mod:`elcvx._fast`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import nnls
+
+from . import constraints as mc
+from ._fast import FEAS_TOL, GAP_TOL, _blocks, _scratch, _Work
+from ._solutions import BoundSolution, MLESolution, ProfileSolution
+
+_MU_START, _MU_STOP, _MU_FACTOR = 1e-2, 1e-15, 10.0
+_NEWTON_STEPS = 60
+
+
+class Moments:
+    """A sample's rows and extra atoms in the form the solvers use (unit reward scale).
+
+    ``w``, ``u``, ``c`` (None for no counts), ``n`` (``sum c``), ``G`` (rows by constraints),
+    ``b`` (targets) and ``atoms`` (rows ``(w, g_1, ..., g_k)``, see
+    :func:`elcvx.constraints.extra_atoms`).
+    """
+
+    def __init__(self, sample, constraints, atoms=None, side="lower"):
+        constraints = mc.check(sample, constraints)
+        self.w = sample.w
+        self.u = sample.u if side == "lower" else 1.0 - sample.u
+        self.c = sample.counts
+        self.n = float(sample.n)
+        self.G = np.column_stack([c.values for c in constraints]) if constraints else np.empty((self.w.size, 0))
+        self.b = np.array([c.target for c in constraints], dtype=float)
+        self.atoms = mc.extra_atoms(sample, constraints, atoms)
+        self.k = len(constraints)
+
+    def features(self, value=None):
+        """``D`` with rows ``(w - 1, g - b[, w u - v])``: the likelihood is ``sum c log(1 + D x)``."""
+        cols = [self.w - 1.0, self.G - self.b]
+        if value is not None:
+            cols.append(self.w * self.u - value)
+        return np.column_stack(cols)
+
+    def atom_rows(self, value=None):
+        """``(A, h)``: the atoms' dual constraints ``A x + h >= 0`` for ``x = (beta, lambda[,
+        tau])``; with a value ``v``, each atom twice, at reward 0 and 1."""
+        if value is None:
+            return mc.dual_rows(self.atoms, self.b)
+        atoms = np.vstack([self.atoms, self.atoms])
+        w = atoms[:, 0]
+        reward = np.repeat([0.0, 1.0], len(self.atoms))
+        h = np.where(np.isfinite(w), np.where(np.isfinite(w), w, 0.0) * reward, reward)
+        return mc.dual_rows(atoms, self.b, value=(h, value))
+
+
+# ---------------------------------------------------------------------------------------------
+# Oracles: value, gradient and Hessian in one pass
+# ---------------------------------------------------------------------------------------------
+def _loglik_oracle(D, c, n, work):
+    """``x -> (f, g, H)`` of ``(1/N) sum c log(1 + D x)`` (``-inf`` outside its domain)."""
+    m = D.shape[1]
+    sc = _scratch(1, D.shape[0])[0]
+
+    def oracle(x):
+        work.count(D.shape[0])
+        f, g, H = 0.0, np.zeros(m), np.zeros((m, m))
+        for i, j in _blocks(D.shape[0]):
+            Db = D[i:j]
+            a = np.matmul(Db, x, out=sc[:j - i])
+            a += 1.0
+            if not a.min() > 0:
+                return -math.inf, None, None
+            cb = None if c is None else c[i:j]
+            r = Db / a[:, None]  # d_n / a_n
+            cr = r if cb is None else r * cb[:, None]
+            f += float(np.log(a).sum() if cb is None else cb @ np.log(a))
+            g += cr.sum(axis=0)
+            H -= cr.T @ r
+        if not np.all(np.isfinite(H)):
+            return -math.inf, None, None
+        return f / n, g / n, H / n
+
+    return oracle
+
+
+def _bound_oracle(F, e, c, n, K, lin, work):
+    """``y -> (f, g, H)`` of ``K geomean_c(F y + e) - lin . y`` (``-inf`` outside its domain).
+
+    Also records the last point's ``kg = K geomean`` and ``1/a`` (``state``) for ``q``.
+    """
+    m = F.shape[1]
+    state = {}
+
+    def oracle(y):
+        work.count(F.shape[0])
+        sl, s1, S2 = 0.0, np.zeros(m), np.zeros((m, m))
+        inv = np.empty(F.shape[0])
+        for i, j in _blocks(F.shape[0]):
+            Fb = F[i:j]
+            a = Fb @ y + e[i:j]
+            if not a.min() > 0:
+                return -math.inf, None, None
+            cb = np.ones(j - i) if c is None else c[i:j]
+            inv[i:j] = 1.0 / a
+            r = Fb * inv[i:j, None]
+            sl += float(cb @ np.log(a))
+            s1 += cb @ r
+            S2 += (r * cb[:, None]).T @ r
+        s1, S2 = s1 / n, S2 / n
+        kg = K * math.exp(sl / n)
+        if not (math.isfinite(kg) and np.all(np.isfinite(S2))):
+            return -math.inf, None, None
+        state.update(y=y, kg=kg, inv=inv)
+        return kg - lin @ y, kg * s1 - lin, kg * (np.outer(s1, s1) - S2)
+
+    return oracle, state
+
+
+# ---------------------------------------------------------------------------------------------
+# The barrier method
+# ---------------------------------------------------------------------------------------------
+def _interior_direction(A, h):
+    """A direction ``x`` with ``A x + h > 0`` strictly for every row where possible."""
+    from scipy.optimize import linprog
+
+    m = A.shape[1]
+    # max t s.t. A x + h >= t, -1 <= x <= 1, t <= 1.
+    res = linprog(np.r_[np.zeros(m), -1.0], A_ub=np.column_stack([-A, np.ones(len(A))]), b_ub=h,
+                  bounds=[(-1.0, 1.0)] * m + [(None, 1.0)], method="highs")
+    return res.x[:m] if res.status == 0 and res.x[m] > 0 else None
+
+
+def _maximize(oracle, x, A, h):
+    """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a strictly feasible ``x``.
+
+    Returns ``(x, f, grad, masses, status)``; ``masses = mu / (A x + h)`` at the last barrier
+    centre (the atoms' multipliers).
+    """
+    f, g, H = oracle(x)
+    if not math.isfinite(f):
+        return x, f, g, None, "start outside the domain"
+    mu = _MU_START
+    while True:
+        last_dec = math.inf
+        for _ in range(_NEWTON_STEPS):
+            s = A @ x + h
+            gp = g + A.T @ (mu / s)
+            Hp = H - (A.T * (mu / s ** 2)) @ A
+            d = np.linalg.lstsq(-Hp, gp, rcond=1e-14)[0]
+            dec = float(gp @ d)
+            # Converged at this mu: the decrement (twice the gain Newton still predicts) is
+            # small enough to follow the central path, and at the last mu as small as rounding
+            # allows, since q and the atoms' masses are read from x (the line search below
+            # stops the iteration where f's rounding hides the remaining gain).
+            if not dec > (1e-14 if mu > _MU_STOP else 1e-28) * (1.0 + abs(f)):
+                break
+            if dec > 0.25 * last_dec and dec <= 1e-10 * (1.0 + abs(f)):
+                break  # Newton no longer converging quadratically: the noise floor
+            last_dec = dec
+            rate = A @ d
+            with np.errstate(divide="ignore"):
+                ratios = np.where(rate < 0, -s / rate, np.inf)
+            alpha = min(1.0, 0.99 * float(ratios.min(initial=np.inf)))
+            phi = f + mu * float(np.log(s).sum())
+            for _ls in range(60):
+                trial = x + alpha * d
+                ft, gt, Ht = oracle(trial)
+                st = A @ trial + h
+                if math.isfinite(ft) and np.all(st > 0):
+                    if ft + mu * float(np.log(st).sum()) >= phi + 1e-4 * alpha * dec:
+                        break
+                alpha *= 0.5
+            else:
+                if dec <= 1e-10 * (1.0 + abs(f)):
+                    break  # what is left to gain is below what f's rounding lets Armijo see
+                return x, f, g, mu / s, "line search failed"
+            x, f, g, H = trial, ft, gt, Ht
+        else:
+            return x, f, g, mu / (A @ x + h), "max_iter"
+        if mu <= _MU_STOP:
+            return x, f, g, mu / (A @ x + h), "optimal"
+        mu /= _MU_FACTOR
+
+
+def _start(A, h, x0, oracle):
+    """A strictly feasible point in the oracle's domain near ``x0`` (feasible, maybe on an edge)."""
+    s = A @ x0 + h
+    if np.all(s > 0) and math.isfinite(oracle(x0)[0]):
+        return x0
+    d = _interior_direction(A, h)
+    if d is None:
+        return None
+    # A (x0 + t d) + h = s + t A d > 0 for small t when s >= 0: shrink t until inside the domain.
+    t = 1.0
+    for _ in range(200):
+        x = x0 + t * d
+        if np.all(A @ x + h > 0) and math.isfinite(oracle(x)[0]):
+            return x
+        t *= 0.5
+    return None
+
+
+def _certify(residual, columns):
+    """``(status, masses)``: nonnegative atom masses that best complete ``residual``."""
+    masses, rnorm = nnls(columns, residual)
+    if not rnorm <= FEAS_TOL:
+        return f"not certified (the moment constraints are off by {rnorm:.2g})", masses
+    return "optimal", masses
+
+
+# ---------------------------------------------------------------------------------------------
+# The three programs
+# ---------------------------------------------------------------------------------------------
+def mle(sample, constraints, atoms=None) -> MLESolution:
+    """``l* = max sum c log(1 + beta (w - 1) + lambda . (g - b))`` over the atoms' constraints;
+    ``q = 1 / (N (1 + ...))``. ``beta`` of the solution is ``x[0]``; ``lambdas`` the rest."""
+    data = Moments(sample, constraints, atoms)
+    work = _Work()
+    D = data.features()
+    oracle = _loglik_oracle(D, data.c, data.n, work)
+    A, h = data.atom_rows()
+    x = _start(A, h, np.zeros(D.shape[1]), oracle)
+    if x is None:
+        return _mle_failure(sample, "no strictly feasible start (an empty model?)", work)
+    x, f, g, _, status = _maximize(oracle, x, A, h)
+    a = 1.0 + D @ x
+    q = 1.0 / (data.n * a)
+    if status == "optimal":
+        cq = q if data.c is None else data.c * q
+        residual = np.r_[1.0 - cq.sum(), -(cq @ D)]
+        status, _ = _certify(residual, np.vstack([h, A.T]))
+    loglik = float(np.log(a).sum() if data.c is None else data.c @ np.log(a))
+    return MLESolution(beta=float(x[0]), loglik=loglik, q=q, status=status, work=work.counts(),
+                       lambdas=tuple(float(t) for t in x[1:]))
+
+
+def _mle_failure(sample, why, work):
+    nan = math.nan
+    return MLESolution(beta=nan, loglik=nan, q=np.full(sample.n_rows, nan), status=why,
+                       work=work.counts())
+
+
+def profile(sample, constraints, v, atoms=None, mle_sol=None) -> ProfileSolution:
+    """``l_v = max sum c log(1 + beta (w - 1) + lambda . (g - b) + tau (w u - v))`` for each
+    ``v`` (unit scale), over the atoms' constraints at reward 0 and 1."""
+    data = Moments(sample, constraints, atoms)
+    work = _Work()
+    v = np.atleast_1d(np.asarray(v, dtype=float))
+    out_l, out_b, out_t = np.full(v.shape, math.inf), np.full(v.shape, math.nan), np.full(v.shape, math.nan)
+    statuses = set()
+    base = None if mle_sol is None else np.r_[mle_sol.beta, mle_sol.lambdas, 0.0]
+    for i, vi in enumerate(v):
+        if not 0.0 < vi < 1.0:
+            continue  # the ends are decided by the unconstrained rule in elcvx.interval
+        D = data.features(value=vi)
+        A, h = data.atom_rows(value=vi)
+        oracle = _loglik_oracle(D, data.c, data.n, work)
+        x = _start(A, h, base if base is not None else np.zeros(D.shape[1]), oracle)
+        if x is None:
+            statuses.add("no strictly feasible start")
+            continue
+        x, f, g, _, status = _maximize(oracle, x, A, h)
+        a = 1.0 + D @ x
+        if status == "optimal":
+            cq = 1.0 / (data.n * a) * (1.0 if data.c is None else data.c)
+            status, _ = _certify(np.r_[1.0 - cq.sum(), -(cq @ D)], np.vstack([h, A.T]))
+        statuses.add(status)
+        out_l[i] = float(np.log(a).sum() if data.c is None else data.c @ np.log(a))
+        out_b[i], out_t[i] = x[0], x[-1]
+    status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
+    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts())
+
+
+def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
+                mle_sol=None) -> BoundSolution:
+    """``max_{gamma,beta,lambda} K geomean_c(gamma + beta w + lambda . g + w u) - gamma - beta
+    - lambda . b`` over the atoms' constraints (zero reward at the atoms), ``K = exp(-(l* +
+    quantile/2)/N)`` with ``l*`` the constrained MLE's; ``q = kappa / a``, ``kappa = K geomean /
+    N``. ``side="upper"``: the same on ``1 - u``."""
+    data = Moments(sample, constraints, atoms, side=side)
+    work = _Work()
+    n = data.n
+    F = np.column_stack([np.ones_like(data.w), data.w, data.G])
+    e = data.w * data.u
+    K = math.exp(-(loglik + 0.5 * quantile) / n)
+    lin = np.r_[1.0, 1.0, data.b]
+    oracle, state = _bound_oracle(F, e, data.c, n, K, lin, work)
+    # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
+    B = _bound_rows(data.atoms)
+    zeros = np.zeros(len(B))
+    if mle_sol is not None and np.isfinite(mle_sol.beta):
+        lam = np.asarray(mle_sol.lambdas, dtype=float)
+        y0 = np.r_[1.0 - mle_sol.beta - lam @ data.b, mle_sol.beta, lam]
+    else:
+        y0 = np.r_[1.0, 0.0, np.zeros(data.k)]
+    y = _start(B, zeros, y0, oracle)
+    if y is None:
+        nan = math.nan
+        return BoundSolution(nan, nan, nan, nan, np.full(data.w.size, nan), "no feasible start",
+                             work=work.counts())
+    y, f, g, _, status = _maximize(oracle, y, B, zeros)
+    if state.get("y") is not y:
+        oracle(y)
+    kappa = state["kg"] / n
+    q = kappa * state["inv"]
+    if status == "optimal":
+        cq = q if data.c is None else data.c * q
+        residual = np.r_[1.0 - cq.sum(), 1.0 - cq @ data.w, data.b - cq @ data.G]
+        status, _ = _certify(residual, B.T)
+        primal = float(cq @ e)
+        if status == "optimal" and not abs(primal - f) <= GAP_TOL * max(1.0, abs(f)):
+            status = f"not certified (duality gap {abs(primal - f):.2g})"
+    return BoundSolution(value=float(f), beta=float(y[1]), gamma=float(y[0]), kappa=float(kappa),
+                         q=q, status=status, work=work.counts(),
+                         lambdas=tuple(float(t) for t in y[2:]))
+
+
+def _bound_rows(atoms):
+    """The bound's atom constraints ``B y >= 0`` on ``y = (gamma, beta, lambda)``: an atom at
+    ``(w, g)`` with zero reward gives ``gamma + beta w + lambda . g >= 0``, divided by
+    ``max(1, w)``; at ``w = inf``, ``beta + lambda . gbar >= 0``."""
+    w, g = atoms[:, 0], atoms[:, 1:]
+    finite = np.isfinite(w)
+    wf = np.where(finite, w, 1.0)
+    scale = 1.0 / np.maximum(1.0, wf)
+    return np.column_stack([np.where(finite, scale, 0.0), np.where(finite, wf * scale, 1.0),
+                            np.where(finite[:, None], g * scale[:, None], g)])
