@@ -31,39 +31,49 @@ _NEWTON_STEPS = 60
 class Moments:
     """A sample's rows and extra atoms in the form the solvers use (unit reward scale).
 
-    ``w``, ``u``, ``c`` (None for no counts), ``n`` (``sum c``), ``G`` (rows by constraints),
-    ``b`` (targets) and ``atoms`` (rows ``(w, g_1, ..., g_k)``, see
-    :func:`elcvx.constraints.extra_atoms`).
+    ``w``, ``c`` (None for no counts), ``n`` (``sum c``), ``G`` (rows by constraints), ``b``
+    (targets), ``atoms`` (rows ``(w, g_1, ..., g_k)``, see
+    :func:`elcvx.constraints.extra_atoms`) and the value functional: ``h`` per row and its
+    range ``[h_lo, h_hi]`` at each atom (per unit weight at ``w = inf``). By default the policy's
+    value, ``h = w u`` (``1 - u`` for ``side="upper"``), which is ``w r`` with ``r`` in
+    ``[0, 1]`` at an atom; ``value=(h, h_lo, h_hi)`` gives another (a difference of policies).
     """
 
-    def __init__(self, sample, constraints, atoms=None, side="lower"):
+    def __init__(self, sample, constraints, atoms=None, side="lower", value=None):
         constraints = mc.check(sample, constraints)
         self.w = sample.w
-        self.u = sample.u if side == "lower" else 1.0 - sample.u
         self.c = sample.counts
         self.n = float(sample.n)
         self.G = np.column_stack([c.values for c in constraints]) if constraints else np.empty((self.w.size, 0))
         self.b = np.array([c.target for c in constraints], dtype=float)
         self.atoms = mc.extra_atoms(sample, constraints, atoms)
         self.k = len(constraints)
+        if value is None:
+            u = sample.u if side == "lower" else 1.0 - sample.u
+            wa = self.atoms[:, 0]
+            value = (self.w * u, np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0))
+        self.h, self.h_lo, self.h_hi = (np.asarray(t, dtype=float) for t in value)
+
+    def negated(self):
+        """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""
+        out = object.__new__(Moments)
+        out.__dict__.update(self.__dict__, h=-self.h, h_lo=-self.h_hi, h_hi=-self.h_lo)
+        return out
 
     def features(self, value=None):
-        """``D`` with rows ``(w - 1, g - b[, w u - v])``: the likelihood is ``sum c log(1 + D x)``."""
+        """``D`` with rows ``(w - 1, g - b[, h - v])``: the likelihood is ``sum c log(1 + D x)``."""
         cols = [self.w - 1.0, self.G - self.b]
         if value is not None:
-            cols.append(self.w * self.u - value)
+            cols.append(self.h - value)
         return np.column_stack(cols)
 
     def atom_rows(self, value=None):
         """``(A, h)``: the atoms' dual constraints ``A x + h >= 0`` for ``x = (beta, lambda[,
-        tau])``; with a value ``v``, each atom twice, at reward 0 and 1."""
+        tau])``; with a value ``v``, each atom twice, at the ends of its value range."""
         if value is None:
             return mc.dual_rows(self.atoms, self.b)
         atoms = np.vstack([self.atoms, self.atoms])
-        w = atoms[:, 0]
-        reward = np.repeat([0.0, 1.0], len(self.atoms))
-        h = np.where(np.isfinite(w), np.where(np.isfinite(w), w, 0.0) * reward, reward)
-        return mc.dual_rows(atoms, self.b, value=(h, value))
+        return mc.dual_rows(atoms, self.b, value=(np.r_[self.h_lo, self.h_hi], value))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,15 +266,20 @@ def _mle_failure(sample, why, work):
 def profile(sample, constraints, v, atoms=None, mle_sol=None) -> ProfileSolution:
     """``l_v = max sum c log(1 + beta (w - 1) + lambda . (g - b) + tau (w u - v))`` for each
     ``v`` (unit scale), over the atoms' constraints at reward 0 and 1."""
-    data = Moments(sample, constraints, atoms)
+    return profile_of(Moments(sample, constraints, atoms), v, mle_sol)
+
+
+def profile_of(data, v, mle_sol=None) -> ProfileSolution:
+    """:func:`profile` of a :class:`Moments` model (any value functional ``h``): ``v`` strictly
+    inside the range of ``h``'s expectation; other ``v`` get ``l_v = inf``."""
     work = _Work()
     v = np.atleast_1d(np.asarray(v, dtype=float))
     out_l, out_b, out_t = np.full(v.shape, math.inf), np.full(v.shape, math.nan), np.full(v.shape, math.nan)
     statuses = set()
     base = None if mle_sol is None else np.r_[mle_sol.beta, mle_sol.lambdas, 0.0]
     for i, vi in enumerate(v):
-        if not 0.0 < vi < 1.0:
-            continue  # the ends are decided by the unconstrained rule in elcvx.interval
+        if not -1.0 < vi < 1.0:
+            continue  # outside every value functional's range here (|E_Q h| <= 1)
         D = data.features(value=vi)
         A, h = data.atom_rows(value=vi)
         oracle = _loglik_oracle(D, data.c, data.n, work)
@@ -290,28 +305,33 @@ def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
     - lambda . b`` over the atoms' constraints (zero reward at the atoms), ``K = exp(-(l* +
     quantile/2)/N)`` with ``l*`` the constrained MLE's; ``q = kappa / a``, ``kappa = K geomean /
     N``. ``side="upper"``: the same on ``1 - u``."""
-    data = Moments(sample, constraints, atoms, side=side)
+    return lower_bound_of(Moments(sample, constraints, atoms, side=side), loglik, quantile, mle_sol)
+
+
+def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
+    """:func:`lower_bound` of a :class:`Moments` model: ``min E_Q[h]`` over the likelihood
+    ball, ``h`` at its least ``h_lo`` on the atoms (``gamma + beta w_k + lambda . g_k + h_lo
+    >= 0`` there)."""
     work = _Work()
     n = data.n
     F = np.column_stack([np.ones_like(data.w), data.w, data.G])
-    e = data.w * data.u
+    e = data.h
     K = math.exp(-(loglik + 0.5 * quantile) / n)
     lin = np.r_[1.0, 1.0, data.b]
     oracle, state = _bound_oracle(F, e, data.c, n, K, lin, work)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
-    B = _bound_rows(data.atoms)
-    zeros = np.zeros(len(B))
+    B, floor = _bound_rows(data.atoms, data.h_lo)
     if mle_sol is not None and np.isfinite(mle_sol.beta):
         lam = np.asarray(mle_sol.lambdas, dtype=float)
         y0 = np.r_[1.0 - mle_sol.beta - lam @ data.b, mle_sol.beta, lam]
     else:
         y0 = np.r_[1.0, 0.0, np.zeros(data.k)]
-    y = _start(B, zeros, y0, oracle)
+    y = _start(B, floor, y0, oracle)
     if y is None:
         nan = math.nan
         return BoundSolution(nan, nan, nan, nan, np.full(data.w.size, nan), "no feasible start",
                              work=work.counts())
-    y, f, g, _, status = _maximize(oracle, y, B, zeros)
+    y, f, g, _, status = _maximize(oracle, y, B, floor)
     if state.get("y") is not y:
         oracle(y)
     kappa = state["kg"] / n
@@ -319,8 +339,8 @@ def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
     if status == "optimal":
         cq = q if data.c is None else data.c * q
         residual = np.r_[1.0 - cq.sum(), 1.0 - cq @ data.w, data.b - cq @ data.G]
-        status, _ = _certify(residual, B.T)
-        primal = float(cq @ e)
+        status, masses = _certify(residual, B.T)
+        primal = float(cq @ e) + float(masses @ floor)  # the atoms' value at its least
         if status == "optimal" and not abs(primal - f) <= GAP_TOL * max(1.0, abs(f)):
             status = f"not certified (duality gap {abs(primal - f):.2g})"
     return BoundSolution(value=float(f), beta=float(y[1]), gamma=float(y[0]), kappa=float(kappa),
@@ -328,13 +348,16 @@ def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
                          lambdas=tuple(float(t) for t in y[2:]))
 
 
-def _bound_rows(atoms):
-    """The bound's atom constraints ``B y >= 0`` on ``y = (gamma, beta, lambda)``: an atom at
-    ``(w, g)`` with zero reward gives ``gamma + beta w + lambda . g >= 0``, divided by
-    ``max(1, w)``; at ``w = inf``, ``beta + lambda . gbar >= 0``."""
+def _bound_rows(atoms, h_lo):
+    """``(B, floor)``: the bound's atom constraints ``B y + floor >= 0`` on ``y = (gamma, beta,
+    lambda)``: an atom at ``(w, g)`` with value ``h_lo`` gives ``gamma + beta w + lambda . g +
+    h_lo >= 0``, divided by ``max(1, w)``; at ``w = inf``, ``beta + lambda . gbar + h_lo >= 0``
+    (per unit weight). The columns of ``B`` are each atom's contributions to ``E_Q[1]``,
+    ``E_Q[w]`` and ``E_Q[g]`` per unit of its (scaled) mass."""
     w, g = atoms[:, 0], atoms[:, 1:]
     finite = np.isfinite(w)
     wf = np.where(finite, w, 1.0)
-    scale = 1.0 / np.maximum(1.0, wf)
-    return np.column_stack([np.where(finite, scale, 0.0), np.where(finite, wf * scale, 1.0),
-                            np.where(finite[:, None], g * scale[:, None], g)])
+    scale = np.where(finite, 1.0 / np.maximum(1.0, wf), 1.0)
+    B = np.column_stack([np.where(finite, scale, 0.0), np.where(finite, wf * scale, 1.0),
+                         np.where(finite[:, None], g * scale[:, None], g)])
+    return B, np.asarray(h_lo, dtype=float) * scale
