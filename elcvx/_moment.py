@@ -237,14 +237,18 @@ def _certify(residual, columns):
 def mle(sample, constraints, atoms=None) -> MLESolution:
     """``l* = max sum c log(1 + beta (w - 1) + lambda . (g - b))`` over the atoms' constraints;
     ``q = 1 / (N (1 + ...))``. ``beta`` of the solution is ``x[0]``; ``lambdas`` the rest."""
-    data = Moments(sample, constraints, atoms)
+    return mle_of(Moments(sample, constraints, atoms))
+
+
+def mle_of(data) -> MLESolution:
+    """:func:`mle` of a :class:`Moments` model."""
     work = _Work()
     D = data.features()
     oracle = _loglik_oracle(D, data.c, data.n, work)
     A, h = data.atom_rows()
     x = _start(A, h, np.zeros(D.shape[1]), oracle)
     if x is None:
-        return _mle_failure(sample, "no strictly feasible start (an empty model?)", work)
+        return _mle_failure(data.w.size, "no strictly feasible start (an empty model?)", work)
     x, f, g, _, status = _maximize(oracle, x, A, h)
     a = 1.0 + D @ x
     q = 1.0 / (data.n * a)
@@ -257,9 +261,9 @@ def mle(sample, constraints, atoms=None) -> MLESolution:
                        lambdas=tuple(float(t) for t in x[1:]))
 
 
-def _mle_failure(sample, why, work):
+def _mle_failure(rows, why, work):
     nan = math.nan
-    return MLESolution(beta=nan, loglik=nan, q=np.full(sample.n_rows, nan), status=why,
+    return MLESolution(beta=nan, loglik=nan, q=np.full(rows, nan), status=why,
                        work=work.counts())
 
 

@@ -97,7 +97,7 @@ class BoundResult(_ReadOnlyArrays):
     beta, gamma, kappa : float
         Optimal duals of ``sup -beta - gamma + kappa (phi + N) + sum_n c_n kappa log((gamma +
         beta w_n + w_n u_n) / kappa)`` subject to ``gamma + beta wmin >= 0``, ``gamma + beta wmax
-        >= 0`` (DESIGN.md; the paper's appendix C corrected).
+        >= 0`` (the paper's appendix C corrected: docs/primal-dual.md, section 3).
     q : ndarray
         Primal probability per example of each row, ``kappa / (gamma + beta w_n + w_n u_n)``
         (read-only).
@@ -206,6 +206,39 @@ class ProfileResult(_ReadOnlyArrays):
     n: float
     method: str
     work: tuple = field(default=(0, 0), repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class DifferenceResult(_Pair):
+    """The EL estimate and interval of ``V(pi_a) - V(pi_b)`` on one log (:func:`elcvx.difference`).
+
+    Usable as ``(low, high)``.
+
+    Attributes
+    ----------
+    estimate : float
+        The difference at the atoms' reward ``rho``, on the user's reward scale.
+    estimate_range : ConfidenceInterval
+        Its range over ``rho`` in ``[rmin, rmax]`` (a point when the atoms carry no mass).
+    low, high : float
+        The interval ``{v : 2 (L_mle - L(v)) <= quantile}``.
+    confidence_level : float
+    calibration : str
+    quantile : float
+    n : float
+    method, status : str
+    """
+
+    estimate: float
+    estimate_range: ConfidenceInterval
+    low: float
+    high: float
+    confidence_level: float
+    calibration: str
+    quantile: float
+    n: float
+    method: str
+    status: str
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""The difference of two policies on one log (elcvx.difference).
+
+The reference is the primal program written here from the model's definition (Q on the rows
+and the atoms at the vertices of the two weight ranges, E_Q[1] = E_Q[w_a] = E_Q[w_b] = 1) and
+solved by Clarabel, unpolished.
+"""
+
+import math
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from scipy import stats
+
+import elcvx
+from elcvx import Sample
+from elcvx.difference import difference
+from elcvx.testing import assert_agree
+
+CHI2_95 = stats.chi2.ppf(0.95, 1)
+
+
+def two_policies(n, seed, wmax=3.0):
+    """A uniform logging policy over 3 actions; pi_a and pi_b favour action 0 by 0.8 and 0.7."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 3, n)
+    pa, pb = np.where(a == 0, 0.8, 0.1), np.where(a == 0, 0.7, 0.15)
+    r = (rng.random(n) < np.where(a == 0, 0.6, 0.4)).astype(float)
+    return Sample(3 * pa, r, wmax=wmax), Sample(3 * pb, r, wmax=wmax)
+
+
+def reference(sa, sb, side):
+    """The lower (upper) end by the primal: min (max) E_Q[(w_a - w_b) r] over the ball."""
+    wa, wb, r, n = sa.w, sb.w, sa.r, sa.n
+    atoms = [(x, y) for x in (sa.wmin, sa.wmax) for y in (sb.wmin, sb.wmax)]
+    q, m = cp.Variable(sa.n_rows, nonneg=True), cp.Variable(len(atoms), nonneg=True)
+    mr = cp.Variable(len(atoms), nonneg=True)  # the mass of each atom with reward 1
+    spread = np.array([x - y for x, y in atoms])
+    mle = cp.Problem(cp.Maximize(cp.sum(cp.log(q)) / n), [
+        cp.sum(q) + cp.sum(m) == 1, wa @ q + np.array([x for x, _ in atoms]) @ m == 1,
+        wb @ q + np.array([y for _, y in atoms]) @ m == 1])
+    mle.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    L = mle.value * n
+    value = ((wa - wb) * r) @ q + spread @ mr
+    sign = 1 if side == "lower" else -1
+    ball = cp.Problem(cp.Minimize(sign * value), [
+        cp.sum(q) + cp.sum(m) == 1, wa @ q + np.array([x for x, _ in atoms]) @ m == 1,
+        wb @ q + np.array([y for _, y in atoms]) @ m == 1, mr <= m,
+        cp.sum(cp.log(q)) >= L - CHI2_95 / 2])
+    ball.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert mle.status == ball.status == "optimal"
+    return sign * ball.value
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_interval_matches_the_primal_program(seed):
+    sa, sb = two_policies(120, seed)
+    d = difference(sa, sb, method="fast")
+    assert_agree([d.low, d.high], [reference(sa, sb, "lower"), reference(sa, sb, "upper")])
+    assert d.low <= d.estimate_range.low <= d.estimate <= d.estimate_range.high <= d.high
+
+
+def test_a_policy_against_itself_is_exactly_zero():
+    sa, _ = two_policies(50, 0)
+    d = difference(sa, sa)
+    assert (d.estimate, d.low, d.high) == (0.0, 0.0, 0.0)
+
+
+def test_swapping_the_policies_negates_everything():
+    sa, sb = two_policies(300, 4)
+    ab, ba = difference(sa, sb), difference(sb, sa)
+    assert_agree(ab.estimate, -ba.estimate, tol=1e-9)
+    assert_agree([ab.low, ab.high], [-ba.high, -ba.low], tol=1e-8)
+
+
+def test_the_interval_is_on_the_user_scale():
+    # Rewards in [-1, 3] instead of [0, 1]: the difference scales by rmax - rmin = 4.
+    sa, sb = two_policies(200, 5)
+    unit = difference(sa, sb)
+    wide = difference(Sample(sa.w, 4 * sa.r - 1, wmax=3, rmin=-1, rmax=3),
+                      Sample(sb.w, 4 * sb.r - 1, wmax=3, rmin=-1, rmax=3))
+    assert_agree([wide.estimate, wide.low, wide.high],
+                 [4 * unit.estimate, 4 * unit.low, 4 * unit.high], tol=1e-9)
+
+
+def test_mismatched_logs_are_named():
+    sa, sb = two_policies(30, 0)
+    with pytest.raises(elcvx.InvalidInputError, match="share their rewards"):
+        difference(sa, Sample(sb.w, 1.0 - sb.r, wmax=3))
+    with pytest.raises(elcvx.InvalidInputError, match="sample_b has 29"):
+        difference(sa, Sample(sb.w[:29], sb.r[:29], wmax=3))
+    with pytest.raises(elcvx.InvalidInputError, match="same counts"):
+        difference(sa, Sample(sb.w, sb.r, wmax=3, counts=np.ones(30)))
+    with pytest.raises(elcvx.InvalidInputError, match="finite wmax"):
+        difference(Sample(sa.w, sa.r, wmax=math.inf), Sample(sb.w, sb.r, wmax=math.inf))
