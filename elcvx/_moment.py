@@ -6,9 +6,9 @@ a barrier method: Newton's method on ``f(x) + mu sum_k log(A_k x + h_k)`` for ``
 10 from ``1e-2`` to ``1e-15``, each step one pass over the rows (value, gradient and Hessian
 together). At each barrier centre ``mu / (A_k x + h_k)`` are the atoms' masses and the primal
 weights ``q`` follow from ``x``, so the primal is feasible by construction; the result is then
-**certified** as the cvxpy path's are: ``q`` plus nonnegative atom masses (nonnegative least
-squares) must meet every moment constraint to :data:`FEAS_TOL`, and, for the bound, the primal
-objective must equal the dual one to :data:`GAP_TOL`.
+**certified** as the cvxpy path's are: ``q`` plus nonnegative atom masses must meet every
+moment constraint to :data:`FEAS_TOL`, and, for the bound, the primal objective must equal the
+dual one to :data:`GAP_TOL`.
 
 The programs without constraints keep their specialised solvers in :mod:`elcvx._fast`.
 """
@@ -116,7 +116,10 @@ def _bound_oracle(F, e, c, n, K, lin, work):
 
     def oracle(y):
         work.count(F.shape[0])
-        sl, s1, S2 = 0.0, np.zeros(m), np.zeros((m, m))
+        # The Hessian is kg times minus the covariance of r = F / a under the weights c / N:
+        # accumulated centred, block by block (Chan et al.'s pairwise update), since
+        # E[r r'] - E[r] E[r]' loses the digits that Newton's quadratic convergence needs.
+        sl, total, mean, scatter = 0.0, 0.0, np.zeros(m), np.zeros((m, m))
         inv = np.empty(F.shape[0])
         for i, j in _blocks(F.shape[0]):
             Fb = F[i:j]
@@ -127,14 +130,18 @@ def _bound_oracle(F, e, c, n, K, lin, work):
             inv[i:j] = 1.0 / a
             r = Fb * inv[i:j, None]
             sl += float(cb @ np.log(a))
-            s1 += cb @ r
-            S2 += (r * cb[:, None]).T @ r
-        s1, S2 = s1 / n, S2 / n
+            nb = float(cb.sum())
+            mb = (cb @ r) / nb
+            dev = r - mb
+            delta = mb - mean
+            scatter += (dev * cb[:, None]).T @ dev + np.outer(delta, delta) * (total * nb / (total + nb))
+            mean += delta * (nb / (total + nb))
+            total += nb
         kg = K * math.exp(sl / n)
-        if not (math.isfinite(kg) and np.all(np.isfinite(S2))):
+        if not (math.isfinite(kg) and np.all(np.isfinite(scatter))):
             return -math.inf, None, None
         state.update(y=y, kg=kg, inv=inv)
-        return kg - lin @ y, kg * s1 - lin, kg * (np.outer(s1, s1) - S2)
+        return kg - lin @ y, kg * mean - lin, -kg * scatter / n
 
     return oracle, state
 
@@ -165,17 +172,28 @@ def _maximize(oracle, x, A, h):
     mu = _MU_START
     while True:
         last_dec = math.inf
+        final = mu <= _MU_STOP
+        best = None
         for _ in range(_NEWTON_STEPS):
             s = A @ x + h
             gp = g + A.T @ (mu / s)
+            size = float(np.abs(gp).max())
+            if final and (best is None or size < best[0]):
+                best = (size, x, f, g)
+            # Where the barrier is small, q and the atoms' masses are about to be read from x:
+            # converged means a gradient far below the certificate's tolerance (further steps,
+            # which Armijo may accept on f's rounding noise, only move x away).
+            tight = mu <= 1e-8
+            if tight and size <= 1e-4 * FEAS_TOL:
+                break
             Hp = H - (A.T * (mu / s ** 2)) @ A
             d = np.linalg.lstsq(-Hp, gp, rcond=1e-14)[0]
             dec = float(gp @ d)
             # Converged at this mu: the decrement (twice the gain Newton still predicts) is
-            # small enough to follow the central path, and at the last mu as small as rounding
-            # allows, since q and the atoms' masses are read from x (the line search below
-            # stops the iteration where f's rounding hides the remaining gain).
-            if not dec > (1e-14 if mu > _MU_STOP else 1e-28) * (1.0 + abs(f)):
+            # small enough to follow the central path, or, once the barrier is small, as small
+            # as rounding allows (the line search below stops the iteration where f's
+            # rounding hides the remaining gain).
+            if not dec > (1e-30 if tight else 1e-14) * (1.0 + abs(f)):
                 break
             if dec > 0.25 * last_dec and dec <= 1e-10 * (1.0 + abs(f)):
                 break  # Newton no longer converging quadratically: the noise floor
@@ -192,6 +210,11 @@ def _maximize(oracle, x, A, h):
                 if math.isfinite(ft) and np.all(st > 0):
                     if ft + mu * float(np.log(st).sum()) >= phi + 1e-4 * alpha * dec:
                         break
+                    # A gain below f's rounding cannot be seen: judge the step by the gradient,
+                    # which q is read from, instead.
+                    if dec <= 1e-10 * (1.0 + abs(f)) and \
+                            float(np.abs(gt + A.T @ (mu / st)).max()) < 0.5 * size:
+                        break
                 alpha *= 0.5
             else:
                 if dec <= 1e-10 * (1.0 + abs(f)):
@@ -199,9 +222,11 @@ def _maximize(oracle, x, A, h):
                 return x, f, g, mu / s, "line search failed"
             x, f, g, H = trial, ft, gt, Ht
         else:
-            return x, f, g, mu / (A @ x + h), "max_iter"
-        if mu <= _MU_STOP:
-            return x, f, g, mu / (A @ x + h), "optimal"
+            if not final:
+                return x, f, g, mu / (A @ x + h), "max_iter"
+        if final:
+            _, x, f, g = best
+            return x, f, g, mu / (A @ x + h), "optimal"  # the caller's certificate judges it
         mu /= _MU_FACTOR
 
 
@@ -223,11 +248,21 @@ def _start(A, h, x0, oracle):
     return None
 
 
-def _certify(residual, columns):
-    """``(status, masses)``: nonnegative atom masses that best complete ``residual``."""
-    masses, rnorm = nnls(columns, residual)
-    if not rnorm <= FEAS_TOL:
-        return f"not certified (the moment constraints are off by {rnorm:.2g})", masses
+def _certify(residual, columns, slack):
+    """``(status, masses)``: whether ``q`` (whose shortfall in each moment constraint is
+    ``residual``) and nonnegative atom masses (``columns``: their contributions) meet every
+    constraint to :data:`FEAS_TOL`.
+
+    The masses are found by nonnegative least squares with a penalty ``(1e4 s_k m_k)^2`` on
+    mass at atoms whose dual constraint is slack by ``s_k``: with more atoms than constraints
+    the decomposition is not unique, and mass at a slack atom would be a duality gap of ``m_k
+    s_k`` (the barrier's own masses ``mu / s`` are not usable at ``mu = 1e-15``: ``s`` there
+    is below the rounding of ``A x + h``)."""
+    penalty = np.diag(1e4 * np.maximum(slack, 0.0))
+    masses, _ = nnls(np.vstack([columns, penalty]), np.r_[residual, np.zeros(len(slack))])
+    off = float(np.max(np.abs(columns @ masses - residual)))
+    if not off <= FEAS_TOL:
+        return f"not certified (the moment constraints are off by {off:.2g})", masses
     return "optimal", masses
 
 
@@ -255,7 +290,7 @@ def mle_of(data) -> MLESolution:
     if status == "optimal":
         cq = q if data.c is None else data.c * q
         residual = np.r_[1.0 - cq.sum(), -(cq @ D)]
-        status, _ = _certify(residual, np.vstack([h, A.T]))
+        status, _ = _certify(residual, np.vstack([h, A.T]), A @ x + h)
     loglik = float(np.log(a).sum() if data.c is None else data.c @ np.log(a))
     return MLESolution(beta=float(x[0]), loglik=loglik, q=q, status=status, work=work.counts(),
                        lambdas=tuple(float(t) for t in x[1:]))
@@ -295,7 +330,8 @@ def profile_of(data, v, mle_sol=None) -> ProfileSolution:
         a = 1.0 + D @ x
         if status == "optimal":
             cq = 1.0 / (data.n * a) * (1.0 if data.c is None else data.c)
-            status, _ = _certify(np.r_[1.0 - cq.sum(), -(cq @ D)], np.vstack([h, A.T]))
+            status, _ = _certify(np.r_[1.0 - cq.sum(), -(cq @ D)], np.vstack([h, A.T]),
+                                 A @ x + h)
         statuses.add(status)
         out_l[i] = float(np.log(a).sum() if data.c is None else data.c @ np.log(a))
         out_b[i], out_t[i] = x[0], x[-1]
@@ -343,7 +379,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     if status == "optimal":
         cq = q if data.c is None else data.c * q
         residual = np.r_[1.0 - cq.sum(), 1.0 - cq @ data.w, data.b - cq @ data.G]
-        status, masses = _certify(residual, B.T)
+        status, masses = _certify(residual, B.T, B @ y + floor)
         primal = float(cq @ e) + float(masses @ floor)  # the atoms' value at its least
         if status == "optimal" and not abs(primal - f) <= GAP_TOL * max(1.0, abs(f)):
             status = f"not certified (duality gap {abs(primal - f):.2g})"

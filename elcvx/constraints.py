@@ -48,9 +48,11 @@ class MomentConstraint:
         The column ``g``, one value per row of the sample it is used with.
     target : float
         Its known expectation ``b``.
-    atom_range : (float, float)
+    atom_range : (float, float) or callable
         The range of ``g`` at the unobserved extra atoms (finite): where ``g`` could lie for an
-        example that was not logged. Too narrow a range makes the interval too narrow.
+        example that was not logged. Too narrow a range makes the interval too narrow. A
+        callable ``w -> (lo, hi)`` gives the range at an atom of weight ``w`` (``wmin`` or
+        ``wmax``; at ``w = inf``, the range of ``g / w``), for values tied to the weight.
     name : str
         A label for messages and results.
 
@@ -79,15 +81,28 @@ class MomentConstraint:
             raise InvalidInputError(
                 f"{name}: atom_range=(lo, hi) is required: the range of the constraint's values "
                 "at examples that were not logged (e.g. the column's possible range)")
-        try:
-            lo, hi = (iv.finite_scalar(f"{name} atom_range", x) for x in atom_range)
-        except TypeError:
-            raise InvalidInputError(f"{name}: atom_range={atom_range!r} must be a pair (lo, hi)") from None
-        if not lo <= hi:
-            raise InvalidInputError(f"{name}: atom_range=({lo!r}, {hi!r}) must have lo <= hi")
-        for field, value in (("values", values), ("target", target), ("atom_range", (lo, hi)),
+        if not callable(atom_range):
+            atom_range = _range(name, atom_range)
+        for field, value in (("values", values), ("target", target), ("atom_range", atom_range),
                              ("name", str(name))):
             object.__setattr__(self, field, value)
+
+
+    def range_at(self, w: float) -> tuple:
+        """``(lo, hi)``: the range of ``g`` at an atom of weight ``w`` (of ``g / w`` at inf)."""
+        if callable(self.atom_range):
+            return _range(f"{self.name} atom_range({w!r})", self.atom_range(w))
+        return (0.0, 0.0) if math.isinf(w) else self.atom_range
+
+
+def _range(name, pair):
+    try:
+        lo, hi = (iv.finite_scalar(name, x) for x in pair)
+    except TypeError:
+        raise InvalidInputError(f"{name}={pair!r} must be a pair (lo, hi)") from None
+    if not lo <= hi:
+        raise InvalidInputError(f"{name}=({lo!r}, {hi!r}) must have lo <= hi")
+    return lo, hi
 
 
 def check(sample, constraints):
@@ -111,21 +126,18 @@ def check(sample, constraints):
 def extra_atoms(sample, constraints=(), atoms=None) -> np.ndarray:
     """The extra atoms, as rows ``(w, g_1, ..., g_k)``.
 
-    Default: every vertex of ``{wmin, wmax} x range_1 x ... x range_k`` (duplicates removed,
-    e.g. when ``wmin = wmax``'s ranges coincide). At ``w = inf`` the ``g`` entries are limits of
-    ``g / w``, which are 0 for the ranges of :class:`MomentConstraint` (finite). ``atoms``, if
-    given, replaces the default: an array of such rows, with weights in ``[wmin, wmax]``.
+    Default: at each ``w`` in ``{wmin, wmax}``, every vertex of ``range_1(w) x ... x
+    range_k(w)`` (:meth:`MomentConstraint.range_at`; duplicates removed). At ``w = inf`` the
+    ``g`` entries are limits of ``g / w`` (0 for a fixed, finite range). ``atoms``, if given,
+    replaces the default: an array of such rows, with weights in ``[wmin, wmax]``.
     """
     constraints = check(sample, constraints)
     k = len(constraints)
     if atoms is None:
         rows = []
         for wk in (sample.wmin, sample.wmax):
-            if math.isinf(wk):
-                rows.append((wk,) + (0.0,) * k)
-            else:
-                rows.extend((wk,) + corner for corner in
-                            itertools.product(*(c.atom_range for c in constraints)))
+            rows.extend((wk,) + corner for corner in
+                        itertools.product(*(c.range_at(wk) for c in constraints)))
         return np.unique(np.array(rows, dtype=float).reshape(-1, 1 + k), axis=0)
     try:
         table = np.array(atoms, dtype=float)
@@ -181,3 +193,117 @@ def model(sample, constraints=None, atoms=None):
     if not constraints and atoms is None:
         return None
     return constraints, extra_atoms(sample, constraints, atoms)
+
+
+# ---------------------------------------------------------------------------------------------
+# Constraints a user would expect, each with its atoms
+# ---------------------------------------------------------------------------------------------
+def reward_model(sample, predicted, expected, *, deterministic=False, name="reward model"):
+    r"""The doubly robust control variate of a reward model ``r_hat`` (EL with a reward predictor).
+
+    ``g_n = w_n r_hat(x_n, a_n) - sum_a pi(a|x_n) r_hat(x_n, a)`` has expectation 0 under the
+    logging policy, whatever ``r_hat`` is, so ``E_Q[g] = 0`` is known; the better ``r_hat``
+    predicts the reward, the more the constraint narrows the interval (as a control variate
+    does). On the unit reward scale, at an atom of weight ``w`` the unknown ``r_hat`` and its
+    target expectation lie in ``[0, 1]``, so ``g`` lies in ``[-1, w]``; with a deterministic
+    target policy a weight ``w > 0`` means the logged action is the target's, so ``g = (w - 1)
+    r_hat`` and at ``w = 0`` ``g`` lies in ``[-1, 0]``.
+
+    Parameters
+    ----------
+    sample : Sample
+    predicted : array_like
+        ``r_hat(x_n, a_n)``, the prediction for the logged action (reward scale ``[rmin, rmax]``).
+    expected : array_like
+        ``sum_a pi(a|x_n) r_hat(x_n, a)``, the prediction's expectation under the target policy.
+    deterministic : bool
+        Whether the target policy is deterministic (tighter atoms).
+
+    Returns
+    -------
+    MomentConstraint
+    """
+    unit = []
+    for field, values in (("predicted", predicted), ("expected", expected)):
+        x = iv.vector(field, values, n=sample.n_rows)
+        iv.within(field, x, sample.rmin, sample.rmax, hint=" (reward model predictions lie in "
+                  "the reward range)")
+        unit.append(np.clip((x - sample.rmin) / (sample.rmax - sample.rmin), 0.0, 1.0))
+    p, m = unit
+
+    def at(w):
+        if math.isinf(w):
+            return (0.0, 1.0)  # g / w -> r_hat
+        if deterministic:
+            return (-1.0, 0.0) if w == 0 else (min(0.0, w - 1.0), max(0.0, w - 1.0))
+        return (-1.0, w)
+
+    return MomentConstraint(sample.w * p - m, 0.0, atom_range=at, name=name)
+
+
+def _one_hot(sample, actions, n_actions):
+    a = np.asarray(actions)
+    if a.shape != (sample.n_rows,) or not np.issubdtype(a.dtype, np.integer):
+        raise InvalidInputError(f"actions must be {sample.n_rows} integers, one per row")
+    bad = (a < 0) | (a >= n_actions)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidInputError(f"actions[{i}]={int(a[i])} is outside 0..{n_actions - 1}")
+    return np.eye(n_actions)[a]
+
+
+def action_control_variates(sample, actions, target_probs):
+    r"""Per-action control variates: ``g_k = w 1[a = k] - pi(k|x)``, ``E_Q[g_k] = 0``.
+
+    ``target_probs``: an ``(N, K)`` array of ``pi(k|x_n)``. One constraint per action but the
+    last (the ``K`` of them sum to ``w - 1``, which ``E_Q[w] = 1`` already fixes). The atoms
+    are tied: an unlogged example has one action ``k`` and a target distribution in the
+    simplex, so its ``g`` is ``w e_k - e_j`` at the simplex's vertices ``e_j`` (``e_k`` per unit
+    weight at ``w = inf``).
+
+    Returns
+    -------
+    (list of MomentConstraint, atoms)
+        Pass both: ``elcvx.interval(sample, constraints=cs, atoms=atoms)``.
+    """
+    pi = np.asarray(target_probs, dtype=float)
+    if pi.ndim != 2 or pi.shape[0] != sample.n_rows or pi.shape[1] < 2:
+        raise InvalidInputError(
+            f"target_probs must be an (N, K) array with N = {sample.n_rows} rows and K >= 2 "
+            f"actions; got shape {pi.shape}")
+    K = pi.shape[1]
+    onehot = _one_hot(sample, actions, K)
+    cs = [MomentConstraint(sample.w * onehot[:, k] - pi[:, k], 0.0, atom_range=(-1.0, sample.wmax),
+                           name=f"action {k}") for k in range(K - 1)]
+    rows = []
+    for w in (sample.wmin, sample.wmax):
+        for k in range(K):
+            if math.isinf(w):
+                rows.append(np.r_[w, np.eye(K)[k, :K - 1]])
+                continue
+            for j in range(K):
+                rows.append(np.r_[w, (w * np.eye(K)[k] - np.eye(K)[j])[:K - 1]])
+    return cs, np.unique(np.array(rows), axis=0)
+
+
+def action_marginals(sample, actions, marginals):
+    r"""Known action marginals of the target policy: ``E_Q[w 1[a = k]] = E_x pi(k|x)``.
+
+    ``marginals``: the target policy's probability of each action, averaged over contexts
+    (``K`` numbers summing to 1). One constraint per action but the last (they sum to
+    ``E_Q[w] = 1``). An unlogged example has one action ``k``, so its ``g`` is ``w e_k``.
+
+    Returns
+    -------
+    (list of MomentConstraint, atoms)
+    """
+    p = iv.vector("marginals", marginals)
+    K = p.size
+    if K < 2 or not abs(p.sum() - 1.0) <= 1e-9 or np.any(p < 0):
+        raise InvalidInputError(f"marginals={p.tolist()!r} must be K >= 2 probabilities summing to 1")
+    onehot = _one_hot(sample, actions, K)
+    cs = [MomentConstraint(sample.w * onehot[:, k], float(p[k]), atom_range=(0.0, sample.wmax),
+                           name=f"action {k}") for k in range(K - 1)]
+    rows = [np.r_[w, ((1.0 if math.isinf(w) else w) * np.eye(K)[k])[:K - 1]]
+            for w in (sample.wmin, sample.wmax) for k in range(K)]
+    return cs, np.unique(np.array(rows), axis=0)
