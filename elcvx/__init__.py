@@ -20,8 +20,46 @@ from .sample import Sample
 
 __version__ = "0.1.0"
 
+# Submodules reachable as attributes (``elcvx.io.read_log``), imported on first use (PEP 562) so
+# that ``import elcvx`` stays light: cvxpy, pandas and the learning code load only when needed.
+_SUBMODULES = (
+    "adapters",
+    "baselines",
+    "cli",
+    "constraints",
+    "cressie_read",
+    "datasets",
+    "errors",
+    "experiments",
+    "io",
+    "learning",
+    "programs",
+    "results",
+    "sample",
+    "testing",
+)
+# Names exported from a submodule, imported on first use like the submodules.
+_LAZY = {"MomentConstraint": "constraints"}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")  # also binds it on the package
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES) | set(_LAZY))
+
 __all__ = [
     "Sample",
+    "MomentConstraint",
     "estimate",
     "interval",
     "profile",

@@ -10,7 +10,7 @@ Never imports cvxpy. All functions work on rewards ``u`` rescaled to ``[0, 1]``,
   is one pass over the data (one division, two dot products).
 * Lower bound: with ``kappa`` eliminated in closed form the dual is the 2-variable concave
   problem ``max K geomean_c(gamma + beta w + w u) - gamma - beta`` over the cone
-  ``gamma + beta wmin >= 0``, ``gamma + beta wmax >= 0`` (DESIGN.md). In the coordinates
+  ``gamma + beta wmin >= 0``, ``gamma + beta wmax >= 0`` (docs/primal-dual.md, section 3). In the coordinates
   ``p = gamma + beta wmin``, ``m = gamma + beta wmax`` (or ``m = beta`` when ``wmax = inf``) the
   cone is the non-negative quadrant, so an active-set Newton method needs only bound
   constraints, plus the log's domain (``a_n > 0``) at the extreme weights of the rows with
@@ -477,7 +477,7 @@ def _certify_bound(x, f, g):
 
 def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
                 wu=None) -> BoundSolution:
-    """Lower bound of the EL interval on rewards ``u`` (DESIGN.md, the paper's appendix C corrected).
+    """Lower bound of the EL interval on rewards ``u`` (appendix C corrected: docs/primal-dual.md).
 
     Solves ``max_{gamma,beta} K geomean_c(gamma + beta w + w u) - gamma - beta`` with
     ``K = exp(-(loglik + quantile/2)/N)`` over ``gamma + beta wmin >= 0``,

@@ -11,6 +11,11 @@ METHODS = ("auto", "fast", "cvxpy")
 CALIBRATIONS = ("chi2", "f")
 
 
+def plural(k, noun: str) -> str:
+    """``k`` and ``noun``, with an ``s`` unless ``k`` is 1: ``1 such value``, ``2 rows``."""
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
+
+
 def _show(x) -> str:
     return np.array2string(np.asarray(x), threshold=6, edgeitems=3)
 
@@ -128,7 +133,8 @@ def vector(name: str, value, *, n: int | None = None, length_of: str = "w") -> n
     bad = ~np.isfinite(x)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(f"{name}[{i}]={float(x[i])!r} is not finite ({int(bad.sum())} such values)")
+        raise InvalidInputError(
+            f"{name}[{i}]={float(x[i])!r} is not finite ({plural(int(bad.sum()), 'such value')})")
     if n is not None and x.size != n:
         raise InvalidInputError(f"{name} has length {x.size} but {length_of} has length {n}")
     return frozen(x)
@@ -141,7 +147,8 @@ def points(name: str, value) -> np.ndarray:
     bad = np.isnan(x)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(f"{name}[{i}]={float(x[i])!r} is not a number ({int(bad.sum())} such values)")
+        raise InvalidInputError(
+            f"{name}[{i}]={float(x[i])!r} is not a number ({plural(int(bad.sum()), 'such value')})")
     return frozen(x)
 
 
@@ -151,7 +158,8 @@ def within(name: str, x: np.ndarray, low: float, high: float, *, hint: str = "")
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InvalidInputError(
-            f"{name}[{i}]={float(x[i])!r} is outside [{low!r}, {high!r}] ({int(bad.sum())} such values){hint}"
+            f"{name}[{i}]={float(x[i])!r} is outside [{low!r}, {high!r}] "
+            f"({plural(int(bad.sum()), 'such value')}){hint}"
         )
 
 

@@ -6,7 +6,8 @@
 dictionary, with obp's argument names (``reward``, ``action``, ``action_dist``, ``pscore``,
 ``position``, ``alpha``). It is duck-typed: obp is not imported, nor needed, so EL can be listed
 in ``obp.ope.OffPolicyEvaluation(bandit_feedback, ope_estimators=[IPW(), EmpiricalLikelihood(...)])``
-beside obp's own estimators.
+beside obp's own estimators. No extra of elcvx installs obp: ``pip install obp`` pulls in
+PyTorch, several GB.
 """
 
 from __future__ import annotations

@@ -227,6 +227,8 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
     notes : list of str
         Degenerate cases the numbers depend on, and a baseline that cannot be computed on this
         sample (its numbers are then None; EL's are always there).
+    ci : IntervalResult
+        The EL interval itself (its ``quantile`` is the one the report prints).
     """
     from . import baselines, cressie_read
     from .errors import InvalidInputError
@@ -329,8 +331,8 @@ def _g(x):
 def _rows(rep):
     if rep["format"] == "dsjson":
         skipped = f", {rep['skipped']} skipped" if rep["skipped"] else ""
-        return f"dsjson, {rep['rows']} events{skipped}"
-    return f"{rep['format']}, {rep['rows']} rows"
+        return f"dsjson, {iv.plural(rep['rows'], 'event')}{skipped}"
+    return f"{rep['format']}, {iv.plural(rep['rows'], 'row')}"
 
 
 def _header(rep):

@@ -19,7 +19,8 @@ def extra_atom(sample: Sample, q: np.ndarray, beta: float, u: np.ndarray | None 
     """Mass, importance-weighted mass and weight of the extra atom given the primal ``q``.
 
     ``mass = 1 - sum c q``, ``wmass = 1 - sum c q w``; the atom sits at ``wmin`` when
-    ``beta > 0`` and at ``wmax`` when ``beta < 0`` (DESIGN.md); None when it carries nothing.
+    ``beta > 0`` and at ``wmax`` when ``beta < 0`` (docs/primal-dual.md, section 1); None when it
+    carries nothing.
     With rewards ``u``, also returns ``sum c q w u``, the value of the mass on the sample.
     """
     cqw = np.multiply(q, sample.w) if sample.counts is None else sample.counts * q * sample.w

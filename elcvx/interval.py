@@ -16,7 +16,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     r"""The EL confidence interval ``{v : 2 (L_mle - L(v)) <= q}`` (the paper's eq. (lrtest)).
 
     Each bound is one convex program, not a bisection on ``v`` (appendix C, corrected in
-    DESIGN.md). The lower bound is
+    docs/primal-dual.md, section 3). The lower bound is
 
     .. math:: \min_Q \sum_n c_n Q_n w_n u_n \quad\text{s.t.}\quad E_Q[1] = 1,\ E_Q[w] = 1,\
               \sum_n c_n \log Q_n \ge \phi = -N\log N - l^*_{\rm mle} - q/2,

@@ -519,9 +519,8 @@ def _csv_table(path, sep, columns, types, progress, threads):
                 return _csv_table(path, sep, columns, types, False, False)
             where = f"line {row.number}" if row.number is not None else f"the line {row.text!r}"
             raise InvalidInputError(
-                f"{path}: {where} is malformed: {row.actual_columns} field"
-                f"{'' if row.actual_columns == 1 else 's'} where the header has "
-                f"{row.expected_columns}") from None
+                f"{path}: {where} is malformed: {iv.plural(row.actual_columns, 'field')} where "
+                f"the header has {row.expected_columns}") from None
         raise
 
 
@@ -704,7 +703,8 @@ def _numeric(name: str, values, where) -> np.ndarray:
     nan = np.isnan(out)
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
-        raise InvalidInputError(f"{where(i)}: {name} has no value ({int(nan.sum())} such rows)")
+        raise InvalidInputError(
+            f"{where(i)}: {name} has no value ({iv.plural(int(nan.sum()), 'such row')})")
     return out
 
 
@@ -740,22 +740,29 @@ def _reward_range(rmin, rmax, cmin, cmax):
 _INDEXED = re.compile(r"^(w|r|counts|target_prob|logging_prob)\[(\d+)\]=(\S+) (.*)$", re.S)
 
 
-def _relocate(exc: InvalidInputError, where, fields: dict, cost_range=None):
+def _relocate(exc: InvalidInputError, where, fields: dict, cost_range=None, reward=None):
     """Rewrite ``name[i]=value ...`` from Sample's validation as ``line L: <field> = value ...``.
 
     With ``cost_range`` the rewards are ``-cost`` and a reward out of range is reported as the
-    cost it came from.
+    cost it came from; when the range is the default ``[-1, 0]`` and every cost (``-reward``)
+    lies in ``[0, 1]``, the message suggests that cost range.
     """
     m = _INDEXED.match(str(exc))
     if not m or m.group(1) not in fields:
         return exc
     name, i, value, rest = m.groups()
     if name == "r" and cost_range is not None:
-        k = re.search(r"\((\d+) such values\)", rest)
-        count = f" ({k.group(1)} such values)" if k else ""
+        k = re.search(r"\((\d+) such values?\)", rest)
+        count = f" ({iv.plural(int(k.group(1)), 'such value')})" if k else ""
         cmin, cmax = cost_range
+        hint = ""
+        if (cmin, cmax) == (-1.0, 0.0) and reward is not None and np.all(
+                (np.asarray(reward) <= 0) & (np.asarray(reward) >= -1)):
+            hint = ("; every cost lies in [0, 1]: give that cost range, cmin=0, cmax=1 (on the "
+                    "command line, --cmin 0 --cmax 1)")
         return InvalidInputError(f"{where(int(i))}: {fields[name]} = {-float(value)!r} is outside "
-                                 f"the cost range [{cmin!r}, {cmax!r}]{count} (reward = -cost)")
+                                 f"the cost range [{cmin!r}, {cmax!r}]{count} (reward = -cost)"
+                                 f"{hint}")
     return InvalidInputError(f"{where(int(i))}: {fields[name]} = {value} {rest}")
 
 
@@ -777,7 +784,7 @@ def _build_sample(*, w=None, target=None, logging=None, reward, counts, wmin, wm
         return Sample.from_probs(target, logging, reward, pmin=pmin, wmax=wmax, wmin=wmin,
                                  counts=counts, rmin=rmin, rmax=rmax)
     except InvalidInputError as exc:
-        raise _relocate(exc, where, fields, cost_range) from None
+        raise _relocate(exc, where, fields, cost_range, reward) from None
 
 
 def _pick(present, *candidates):
@@ -1130,7 +1137,8 @@ def read_dsjson(path, *, target_prob, target_prob_column="target_prob", pdrop="e
     if n_events == 0:
         raise InvalidInputError(f"{path} has no events")
     if not lines:
-        raise InvalidInputError(f"{path}: all {n_events} events have \"_skipLearn\": true; none is left")
+        raise InvalidInputError(f"{path}: every event ({iv.plural(n_events, 'event')}) has "
+                                "\"_skipLearn\": true; none is left")
     where = lambda i: f"{path}: line {lines[i]}"  # noqa: E731
     if call is not None:
         target = _numeric("target_prob(record)", np.array(targets, dtype=object), where)
@@ -1141,7 +1149,8 @@ def read_dsjson(path, *, target_prob, target_prob_column="target_prob", pdrop="e
     reward = 0.0 - np.asarray(costs)
     counts, notes = _pdrop_counts(np.asarray(drops), pdrop)
     if skipped:
-        notes.insert(0, f"skipped {skipped} of {_events(n_events)} with \"_skipLearn\": true")
+        notes.insert(0, f"skipped {skipped} of {iv.plural(n_events, 'event')} with "
+                        "\"_skipLearn\": true")
     fields = {"w": "weight (target_prob / _label_probability)",
               "target_prob": f"target probability ({target_desc})",
               "logging_prob": "logging probability (_label_probability)",
@@ -1156,25 +1165,22 @@ def read_dsjson(path, *, target_prob, target_prob_column="target_prob", pdrop="e
                columns=columns, notes=tuple(notes))
 
 
-def _events(k: int) -> str:
-    return f"{k} event" if k == 1 else f"{k} events"
-
-
 def _pdrop_counts(drops: np.ndarray, mode: str):
     k = int((drops > 0).sum())
     if mode == "ignore" or k == 0:
-        return None, [f"pdrop ignored ({_events(k)} with pdrop > 0)"] if k else []
+        return None, [f"pdrop ignored ({iv.plural(k, 'event')} with pdrop > 0)"] if k else []
     v = 1.0 / (1.0 - drops)
     if mode == "inverse":
-        return v, [f"pdrop: {_events(k)} counted 1/(1 - pdrop) times (N = {v.sum():g} estimates "
+        return v, [f"pdrop: {iv.plural(k, 'event')} counted 1/(1 - pdrop) times "
+                   f"(N = {v.sum():g} estimates "
                    f"the events before dropping; intervals treat dropped events as observed)"]
     if np.all(drops == drops[0]):
         return None, [f"pdrop = {drops[0]:g} on every event: counts 1 (a constant drop rate "
                       "thins the log uniformly)"]
     ess = v.sum() ** 2 / np.dot(v, v)
     return v * (v.sum() / np.dot(v, v)), [
-        f"pdrop: {_events(k)} weighted 1/(1 - pdrop), counts scaled to Kish's effective sample "
-        f"size {ess:.1f} of {drops.size} events"]
+        f"pdrop: {iv.plural(k, 'event')} weighted 1/(1 - pdrop), counts scaled to Kish's "
+        f"effective sample size {ess:.1f} of {iv.plural(drops.size, 'event')}"]
 
 
 def _dsjson_targets(path, source, column, n_events, positions, ids, where):
@@ -1202,14 +1208,16 @@ def _dsjson_targets(path, source, column, n_events, positions, ids, where):
                     raise InvalidInputError(
                         f"{where(i)}: EventId {eid!r} is not in {tpath}") from None
             return out, desc
-        return _align(values, n_events, positions, f"{tpath} has {len(values)} rows"), desc
+        what = f"{tpath} has {iv.plural(len(values), 'row')}"
+        return _align(values, n_events, positions, what), desc
     if callable(source):  # pragma: no cover - handled by the caller
         raise AssertionError
     arr = np.asarray(source, dtype=object).reshape(-1) if np.ndim(source) <= 1 else None
     if arr is None:
         raise InvalidInputError(f"target_prob must be 1-dimensional, got shape {np.shape(source)}")
     values = _numeric("target_prob", arr, lambda i: f"target_prob[{i}]")
-    return _align(values, n_events, positions, f"target_prob has {len(values)} values"), "target_prob"
+    what = f"target_prob has {iv.plural(len(values), 'value')}"
+    return _align(values, n_events, positions, what), "target_prob"
 
 
 def _align(values, n_events, positions, what):
@@ -1218,6 +1226,6 @@ def _align(values, n_events, positions, what):
     if len(values) == len(positions):
         return values
     kept = f" ({len(positions)} after skipping \"_skipLearn\" ones)" if len(positions) != n_events else ""
-    raise InvalidInputError(f"{what} but the log has {n_events} events{kept}: give one target "
-                            "probability per event line (or per kept event), or align them by "
-                            "an EventId column")
+    raise InvalidInputError(f"{what} but the log has {iv.plural(n_events, 'event')}{kept}: give "
+                            "one target probability per event line (or per kept event), or align "
+                            "them by an EventId column")

@@ -548,7 +548,8 @@ def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, ca
     Solves, at the sample's weights ``w``, one of
 
     * ``"lower_bound"``: :math:`v_{lb}(w) = \min_{Q \in \mathcal Q(w)} \sum_n c_n Q_n w_n u_n`,
-      the lower end of :func:`elcvx.interval` (the paper's appendix C as corrected in DESIGN.md);
+      the lower end of :func:`elcvx.interval` (the paper's appendix C as corrected in
+      docs/primal-dual.md);
     * ``"estimate"``: the EL point estimate :math:`\hat V(w) = \rho + \frac1N \sum_n c_n w_n
       (u_n - \rho) / (1 + \beta^*(w)(w_n - 1))` of :func:`elcvx.estimate`;
     * ``"ips"``: :math:`\frac1N \sum_n c_n w_n u_n`;

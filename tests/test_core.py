@@ -55,7 +55,7 @@ def test_estimate_matches_closed_form_with_reference_beta():
     # Both extreme weights are not observed but the root is interior: a point estimate.
     assert res.value_range.low == res.value_range.high == res.value
     assert res.w_ex is None and res.mass_ex == 0.0
-    # sum_n log q_n = -N log N - l*_mle (DESIGN.md).
+    # sum_n log q_n = -N log N - l*_mle (docs/primal-dual.md, section 1).
     assert_agree(np.sum(np.log(res.q)), -4 * np.log(4) - res.loglik, tol=1e-12)
 
 

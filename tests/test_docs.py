@@ -1,20 +1,25 @@
 """Every fenced Python block in README.md and docs/**/*.md runs, and its shown output is checked.
 
+Only the text a reader sees runs: a block is run exactly as shown, with nothing supplied from
+hidden HTML comments, so a reader who copies it gets what the test got.
+
 The convention (also stated in docs/index.md, "About this documentation"):
 
 * A page's ```` ```python ```` blocks run in order in one namespace (like a notebook), with the
-  repository root as the working directory.
+  repository root as the working directory. README.md's blocks are each run on their own, in a
+  fresh namespace: a reader copies one of them, not the page.
 * A ```` ```python ```` block followed (blank lines allowed) by a ```` ```text ```` block: the
   text block is the block's expected standard output. A block whose first line starts with
   ``>>>`` is a doctest instead (prompts and expected output interleaved). Both are compared by
   :class:`doctest.OutputChecker` with ``ELLIPSIS`` and ``NORMALIZE_WHITESPACE``.
 * Markers: an HTML comment right before a fence (invisible on GitHub and in the site),
 
-  - ``<!-- docs-test: setup`` ... ``-->``: Python code run before the next block (hidden set-up,
-    e.g. data that a sketch assumes);
   - ``<!-- docs-test: skip: REASON -->``: do not run the next block; a reason is required;
   - ``<!-- docs-test: output-of: elcvx ARGS -->`` before a ```` ```text ```` block: that block is
     the standard output of the ``elcvx`` command (run in-process from the repository root).
+
+  There is no hidden set-up: a ``<!-- docs-test: setup ... -->`` marker is an error (the code a
+  block needs goes in the block, or in a visible block before it).
 
 Other blocks (``text``, ``console``, plain) are prose and are not run.
 """
@@ -36,6 +41,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+SELF_CONTAINED = {ROOT / "README.md"}  # pages whose blocks each run in a fresh namespace
 PYTHON = {"python", "py", "pycon"}
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 # The whole documentation must run in well under a minute (measured ~20 s; see the test below).
@@ -61,10 +67,11 @@ class Block:
 
 
 def _marker(body: str, where: str):
-    kind, _, arg = body.partition(":") if not body.startswith("setup") else ("setup", "", body[5:])
+    kind, _, arg = body.partition(":")
     kind = kind.strip()
-    if kind == "setup":
-        return "setup", arg.strip("\n")
+    if kind.split()[:1] == ["setup"]:
+        raise ValueError(f"{where}: hidden set-up (docs-test: setup) is not allowed: a reader who "
+                         "copies the next block would not have it; write it in a visible block")
     if kind == "skip":
         if not arg.strip():
             raise ValueError(f"{where}: a docs-test skip marker needs a reason")
@@ -158,19 +165,25 @@ def _run_command(block: Block, command: str):
     _check(block, block.code, stdout.getvalue())
 
 
-def run_page(path: Path) -> int:
-    """Run a page's blocks; return how many Python blocks and output-of commands were checked."""
+def run_page(path: Path, *, self_contained: bool = False) -> int:
+    """Run a page's blocks; return how many Python blocks and output-of commands were checked.
+
+    Only the blocks' visible text runs. With ``self_contained`` each block runs in a fresh
+    namespace (and from the working directory the page started in), else in the page's one.
+    """
     namespace = {"__name__": "__docs__"}
+    start = os.getcwd()
     checked = 0
     for block in parse(path):
         skip = [arg for kind, arg in block.markers if kind == "skip"]
         for kind, arg in block.markers:
-            if kind == "setup" and not skip:
-                exec(compile(arg, f"{block.where} (set-up)", "exec"), namespace)
-            elif kind == "output-of" and not skip:
+            if kind == "output-of" and not skip:
                 _run_command(block, arg)
                 checked += 1
         if block.lang in PYTHON and not skip:
+            if self_contained:
+                namespace = {"__name__": "__docs__"}
+                os.chdir(start)
             _run_python(block, namespace)
             checked += 1
     return checked
@@ -187,7 +200,8 @@ def test_page(path, monkeypatch):
     # run_page raises AssertionError when a block's shown output differs from what it prints;
     # and every runnable block of the page must have been run (none lost by the parser).
     monkeypatch.chdir(ROOT)
-    assert run_page(path) == _runnable_by_text(path.read_text(encoding="utf-8"))
+    checked = run_page(path, self_contained=path in SELF_CONTAINED)
+    assert checked == _runnable_by_text(path.read_text(encoding="utf-8"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -197,8 +211,7 @@ def test_parser_links_output_and_markers(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
         "Intro.\n\n"
-        "<!-- docs-test: setup\nx = 2\n-->\n"
-        "```python\nprint(x + 1)\n```\n\n"
+        "```python\nx = 2\nprint(x + 1)\n```\n\n"
         "```text\n3\n```\n\n"
         "Prose breaks the link.\n\n"
         "```text\nnot an output\n```\n\n"
@@ -209,15 +222,46 @@ def test_parser_links_output_and_markers(tmp_path):
     )
     blocks = parse(page)
     assert [b.lang for b in blocks] == ["python", "text", "text", "python", "python"]
-    assert blocks[0].markers == [("setup", "x = 2")] and blocks[0].expected is blocks[1]
+    assert blocks[0].markers == [] and blocks[0].expected is blocks[1]
     assert blocks[3].markers == [("skip", "needs a GPU")]
-    run_page(page)  # the setup runs, the skipped block does not, the indented doctest passes
+    run_page(page)  # the skipped block does not run, the indented doctest sees x
     page.write_text("```python\nprint(1)\n```\n```text\n2\n```\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="output differs"):
         run_page(page)
     page.write_text("<!-- docs-test: skip: -->\n```python\n1\n```\n", encoding="utf-8")
     with pytest.raises(ValueError, match="needs a reason"):
         parse(page)
+
+
+TWO_BLOCKS = "```python\nx = 2\n```\n\nProse.\n\n```python\nprint(x)\n```\n"
+
+
+@pytest.mark.parametrize("text, self_contained, error, match", [
+    # a set-up marker is an error (issue 17: the README's "Use" block took its data from one, so
+    # a reader's copy raised NameError)
+    ("<!-- docs-test: setup\nx = 2\n-->\n```python\nprint(x)\n```\n", False, ValueError,
+     "hidden set-up"),
+    ("<!--\nx = 2\n-->\n```python\nprint(x)\n```\n", False, NameError, "'x'"),  # prose
+    (TWO_BLOCKS, True, NameError, "'x'"),  # a README block copied alone lacks the earlier one's x
+])
+def test_only_visible_text_runs(tmp_path, text, self_contained, error, match):
+    page = tmp_path / "page.md"
+    page.write_text(text, encoding="utf-8")
+    with pytest.raises(error, match=match):
+        run_page(page, self_contained=self_contained)
+
+
+def test_notebook_pages_share_a_namespace(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(TWO_BLOCKS, encoding="utf-8")
+    assert run_page(page) == 2
+
+
+def test_no_page_uses_hidden_setup():
+    for path in PAGES:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"<!--\s*docs-test:\s*setup", text), \
+            f"{path.relative_to(ROOT)}: hidden set-up; put the code in a visible block"
 
 
 def test_every_page_has_no_stray_markers():

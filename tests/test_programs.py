@@ -5,7 +5,7 @@ What is checked, and against what:
 * every dual program's optimum equals its primal's (MLE, profile at several ``v``, lower bound
   at several ``phi``), and the primal-dual relations (closed forms of ``q`` and ``v_lb``, the
   meaning and sign of every constraint multiplier) hold between the two solutions. The paper's
-  main-text dual of the lower bound is wrong (DESIGN.md); these tests are the guard;
+  main-text dual of the lower bound is wrong (docs/primal-dual.md); these tests are the guard;
 * small cases solved by hand, each expected number derived in a comment;
 * counts versus duplicated rows, weights up to 1e6, ``wmax = inf``, epsilon-greedy logs;
 * a program compiles once and re-solves with a new parameter value;
@@ -316,7 +316,8 @@ def test_quantile_zero_and_inf():
 def test_paper_main_text_dual_is_unbounded():
     # The main text's dual of the lower bound, sum_n (-kappa log kappa + kappa (-phi +
     # log(gamma + beta w_n + w_n r_n))) over gamma + beta w >= 0, lacks -beta - gamma: scaling
-    # (beta, gamma) up makes it grow without bound (DESIGN.md). The corrected one is bounded.
+    # (beta, gamma) up makes it grow without bound (docs/primal-dual.md, section 3). The corrected
+    # one is bounded.
     s = Sample([0.5, 1.5, 3.0, 0.2], [1.0, 0.0, 0.5, 1.0], wmax=10)
     N = s.n
     phi = -N * math.log(N) - loglik_mle(s) - CHI2_95 / 2

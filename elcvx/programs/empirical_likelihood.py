@@ -174,9 +174,10 @@ def profile_primal(sample) -> Program:
 
     where ``Q`` puts ``q_n`` on each example and masses ``m`` on the four corner atoms
     ``(w, u) in {wmin, wmax} x {0, 1}`` (the paper states the program over the simplex; the corner
-    atoms are where its dual's four constraints come from, DESIGN.md). ``L(v) = -N log N - l_v``
-    with ``l_v`` the dual likelihood of :func:`profile_dual`; it is infeasible for ``v`` outside
-    ``[0, 1]`` and, unless all ``w u`` (resp. ``w (1 - u)``) are zero, at ``v = 0`` (``v = 1``).
+    atoms are where its dual's four constraints come from: docs/primal-dual.md, section 2).
+    ``L(v) = -N log N - l_v`` with ``l_v`` the dual likelihood of :func:`profile_dual`; it is
+    infeasible for ``v`` outside ``[0, 1]`` and, unless all ``w u`` (resp. ``w (1 - u)``) are
+    zero, at ``v = 0`` (``v = 1``).
 
     Scaled form: ``y = N q``; atoms ``m_l0, m_l1`` at ``(wmin, 0), (wmin, 1)`` and weighted
     masses ``z_h0, z_h1`` of the atoms at ``(wmax, 0), (wmax, 1)``; objective
@@ -260,7 +261,7 @@ def profile_dual(sample) -> Program:
 # Lower bound of the interval
 # ------------------------------------------------------------------------------------------------
 def lower_bound_primal(sample, *, side="lower") -> Program:
-    r"""The lower end of the confidence interval (paper appendix C, corrected as in DESIGN.md).
+    r"""The lower end of the confidence interval (paper appendix C, corrected: docs/primal-dual.md).
 
     .. math::
 
@@ -314,7 +315,7 @@ def lower_bound_primal(sample, *, side="lower") -> Program:
 
 
 def lower_bound_dual(sample, *, side="lower") -> Program:
-    r"""The dual of :func:`lower_bound_primal` (DESIGN.md; the paper's main text is wrong).
+    r"""The dual of :func:`lower_bound_primal` (docs/primal-dual.md; the paper's main text is wrong).
 
     .. math::
 

@@ -1,6 +1,6 @@
 r"""The inner problem of lower-bound policy learning, compiled once and re-solved as ``pi`` changes.
 
-The paper's game (section "Offline Contextual Bandit Learning", DESIGN.md) is
+The paper's game (its section "Offline Contextual Bandit Learning"; docs/learning.md) is
 
 .. math:: \max_\pi \min_{Q \in \mathcal Q(\pi)} \sum_n c_n Q_n w_n(\pi) u_n,
 
@@ -119,10 +119,10 @@ def dro_inner_primal(sample) -> Program:
         \sum_n c_n q_n w_n + m_{lo} w_{\min} + m_{hi} w_{\max} = 1,\;
         \sum_n c_n \log q_n \ge \phi(w),
 
-    the program of :func:`elcvx.programs.lower_bound_primal` (appendix C, corrected in DESIGN.md)
-    with the weights a :class:`cvxpy.Parameter` ``w`` and ``phi`` a scalar parameter (set it with
-    :func:`dro_phi`). The sample supplies the fixed data: rewards ``u`` (unit scale), counts,
-    ``wmin``, ``wmax``; its weights are only the parameter's initial value.
+    the program of :func:`elcvx.programs.lower_bound_primal` (appendix C, corrected in
+    docs/primal-dual.md) with the weights a :class:`cvxpy.Parameter` ``w`` and ``phi`` a scalar
+    parameter (set it with :func:`dro_phi`). The sample supplies the fixed data: rewards ``u``
+    (unit scale), counts, ``wmin``, ``wmax``; its weights are only the parameter's initial value.
 
     Scaled form (as in :mod:`elcvx.programs.empirical_likelihood`): ``y = N q``,
     ``z_hi = wmax m_hi``; objective ``(1/N) (c u w).y`` (``problem.value = v_lb``); constraints
