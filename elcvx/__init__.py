@@ -6,12 +6,14 @@ Karampatziakis, Langford and Mineiro, "Empirical Likelihood for Contextual Bandi
 also has a fast numpy path; ``method=`` chooses.
 """
 
+from ._difference import difference
 from .errors import ElcvxError, InvalidInputError, SolverError
 from .estimate import estimate
 from .interval import interval, profile
 from .results import (
     BoundResult,
     ConfidenceInterval,
+    DifferenceResult,
     EstimateResult,
     IntervalResult,
     ProfileResult,
@@ -63,11 +65,13 @@ __all__ = [
     "estimate",
     "interval",
     "profile",
+    "difference",
     "ConfidenceInterval",
     "EstimateResult",
     "IntervalResult",
     "BoundResult",
     "ProfileResult",
+    "DifferenceResult",
     "ElcvxError",
     "InvalidInputError",
     "SolverError",

@@ -14,7 +14,7 @@ from scipy import stats
 
 import elcvx
 from elcvx import Sample
-from elcvx.difference import difference
+from elcvx import difference
 from elcvx.testing import assert_agree
 
 CHI2_95 = stats.chi2.ppf(0.95, 1)
