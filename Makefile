@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # The stamp is rebuilt whenever pyproject.toml changes, so the venv follows the dependencies.
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench docs reproduce-synthetic reproduce-realistic clean
+.PHONY: demo test test-slow test-fuzz bench docs reproduce-synthetic reproduce-realistic clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow
+
+test-fuzz: $(STAMP)
+	$(PY) -m pytest -q -m slow tests/test_fuzz.py -s
 
 docs: $(STAMP)
 	$(PY) -m mkdocs build --strict
