@@ -4,6 +4,10 @@ Each builder takes a :class:`~elcvx.Sample` and returns a :class:`Program` (the 
 its parameters, variables and named constraints), compiled once and re-solved as its scalar
 parameters change. The exponential cone enters through cvxpy's ``log``, ``rel_entr`` and
 ``entr`` atoms; Clarabel solves them.
+
+The six empirical-likelihood builders also take known moments ``E_Q[g] = b`` as
+``constraints=`` (:class:`~elcvx.constraints.MomentConstraint` s) and the extra atoms as
+``atoms=`` (:mod:`elcvx.programs.empirical_likelihood` lists the handles they add).
 """
 
 from .base import CLARABEL_SETTINGS, Program

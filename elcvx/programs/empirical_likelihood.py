@@ -53,6 +53,26 @@ constraints are the primal's extra-atom masses. They are accurate to about ``1e-
 (an interior-point solver meets its tolerances on the objective and the residuals, not on each
 variable); :mod:`elcvx._cvx` refines and certifies them.
 
+Moment constraints (``constraints=``, ``atoms=``)
+------------------------------------------------
+Every builder takes ``constraints``, :class:`~elcvx.constraints.MomentConstraint` s
+``E_Q[g_j] = b_j`` (``j = 0 .. k-1``), and ``atoms``, the extra atoms as rows
+``(w, g_0, ..., g_{k-1})`` (default :func:`~elcvx.constraints.extra_atoms`: every vertex of
+``{wmin, wmax} x`` the constraints' ranges). With neither, the program is the paper's, with the
+handles above. With either (docs/moment-constraints.md derives the duals):
+
+* the primal has one more equality per constraint, ``g{j}``:
+  ``(1/N) (c g_j).y + (the atoms' terms) == b_j``, whose ``dual_value`` is ``lambda_j`` (the
+  sign conventions are each builder's);
+* atom ``i``, row ``i`` of ``info["atoms"]`` (in the profile, once for each reward
+  ``r in {0, 1}``: labels ``atom{i},{r}``), is a primal variable ``m_atom{i}``, its mass, when
+  ``w_i <= 1``, and ``z_atom{i} = w_i m_i``, its weighted mass, when ``w_i > 1``, with
+  coefficients ``1/w_i`` in ``mass``, ``1`` in ``weight``, ``g_i/w_i`` in ``g{j}`` (at ``w = inf``:
+  ``0``, ``1`` and the row's entries, limits of ``g/w``) and ``r`` in ``value``;
+* the dual has a vector variable ``lambda`` (``k`` entries) and one inequality ``atom{i}`` per
+  atom (divided by ``w_i`` when ``w_i > 1``), whose ``dual_value`` is that atom's (weighted)
+  mass in the primal.
+
 Feasibility
 -----------
 The MLE and the lower bound are always feasible for ``quantile > 0``. The profile likelihood is
@@ -65,19 +85,128 @@ from __future__ import annotations
 import math
 
 import cvxpy as cp
+import numpy as np
 
-from .base import Program, inv_wmax, sample_data
+from ..constraints import check, extra_atoms
+from .base import Program, sample_data
 
 
+# ------------------------------------------------------------------------------------------------
+# The extra atoms and the moment constraints, shared by every builder
+# ------------------------------------------------------------------------------------------------
+class _Atoms:
+    """The extra atoms of one program and the columns ``g`` of its moment constraints.
 
+    Atom ``i`` (weight ``w_i``, constraint values ``g_i``, reward ``r_i`` in the profile) enters
+    the primal through its mass (``w_i <= 1``) or its weighted mass (``w_i > 1``), i.e. with
+    coefficients ``s_i, w_i s_i, g_i s_i, w_i r_i s_i`` in ``E_Q[1], E_Q[w], E_Q[g], E_Q[w u]``,
+    ``s_i = 1`` or ``1/w_i`` (``0`` at ``w = inf``, where ``g_i`` is the limit of ``g s_i``).
+    The dual constraint of the atom is the same column, so its multiplier is that variable.
+    ``legacy`` (no constraints, the default atoms ``wmin``, ``wmax``): the paper's names.
+    """
 
+    def __init__(self, G, b, table, *, rewards=(None,), legacy=False):
+        self.G, self.b, self.k = G, b, b.size
+        index = [(i, r) for i in range(len(table)) for r in rewards]
+        self.w = np.array([table[i, 0] for i, _ in index])
+        self.r = np.array([r or 0 for _, r in index])
+        self.weighted = self.w > 1
+        self.s = 1.0 / np.maximum(self.w, 1.0)
+        g = table[[i for i, _ in index], 1:].reshape(len(index), self.k)
+        self.gcoef = g / np.where(self.weighted & np.isfinite(self.w), self.w, 1.0)[:, None]
+        self.wcoef = np.where(self.weighted, 1.0, self.w)
+        self.labels, self.keys = [], []
+        for i, r in index:
+            tail = "" if r is None else f",{r}"
+            if legacy:
+                self.labels.append(("lo", "hi")[i] if r is None else "lh"[i] + str(r))
+                self.keys.append(("wmin", "wmax")[i] + tail)
+            else:
+                self.labels.append(f"atom{i}{tail}")
+                self.keys.append(f"atom{i}{tail}")
+        self.info = {} if legacy else dict(atoms=table)
 
+    @classmethod
+    def of(cls, sample, constraints, atoms, *, rewards=(None,)):
+        """The atoms of ``sample`` under ``constraints`` (checked) and ``atoms`` (or default)."""
+        constraints = check(sample, constraints)
+        G = np.column_stack([c.values for c in constraints] or [np.zeros((sample.n_rows, 0))])
+        b = np.array([c.target for c in constraints], dtype=float)
+        legacy = not constraints and atoms is None
+        table = extra_atoms(sample, constraints, atoms)
+        return cls(G, b, table, rewards=rewards, legacy=legacy)
+
+    # -- primal: one nonnegative variable per atom -------------------------------------------
+    def variables(self, *, masses=True):
+        """Create the atoms' variables; return the handles (``m_<label>`` expressions of the
+        weighted ones too, if ``masses``)."""
+        self.x = [cp.Variable(name=("z_" if wt else "m_") + label, nonneg=True)
+                  for wt, label in zip(self.weighted, self.labels)]
+        handles = {}
+        for x, wt, s, label in zip(self.x, self.weighted, self.s, self.labels):
+            if wt and masses:
+                handles["m_" + label] = float(s) * x
+            handles[x.name()] = x
+        return handles
+
+    def row(self, coef, keep=None):
+        """``sum_i coef_i x_i`` over the atoms in ``keep``, atoms with one coefficient grouped."""
+        groups = {}
+        for i, x in enumerate(self.x):
+            if keep is None or keep[i]:
+                groups.setdefault(float(coef[i]), []).append(x)
+        terms = [sum(xs[1:], xs[0]) if a == 1 else a * sum(xs[1:], xs[0])
+                 for a, xs in groups.items()]
+        return sum(terms[1:], terms[0]) if terms else 0.0
+
+    def moment_rows(self, y, c, N, cw):
+        """The primal's ``mass``, ``weight`` and ``g{j}`` constraints (``y = N q``)."""
+        cons = dict(mass=(c / N) @ y + self.row(self.s) == 1,
+                    weight=cw @ y + self.row(self.wcoef) == 1)
+        for j in range(self.k):
+            cons[f"g{j}"] = (c * self.G[:, j] / N) @ y + self.row(self.gcoef[:, j]) == self.b[j]
+        return cons
+
+    # -- dual: one inequality per atom ---------------------------------------------------------
+    def dual_variable(self):
+        """``(lambda, handles)``: the constraints' multipliers (``None``, ``{}`` if ``k = 0``)."""
+        lam = cp.Variable(self.k, name="lambda") if self.k else None
+        return lam, ({} if lam is None else {"lambda": lam})
+
+    def plus(self, expr, lam, *, centred):
+        """``expr + lambda.(g_n - b)`` (``centred``) or ``expr + lambda.g_n``, one per row."""
+        return expr if lam is None else expr + (self.G - self.b * centred) @ lam
+
+    def likelihood_rows(self, beta, lam, tau=None, v=None):
+        """``1 + beta (w - 1) + lambda.(g - b) [+ tau (w r - v)] >= 0`` at each atom, times
+        ``s``: the constraints of the MLE's and the profile's duals."""
+        cons = {}
+        for i, key in enumerate(self.keys):
+            wt, s, w = self.weighted[i], float(self.s[i]), float(self.w[i])
+            expr = s + beta * (1 - s) if wt else 1 + beta * (w - 1)
+            if lam is not None:
+                expr = expr + (self.gcoef[i] - s * self.b) @ lam
+            if tau is not None:
+                if self.r[i]:
+                    expr = expr + (tau if wt else tau * w)
+                expr = expr - (s * (tau * v) if wt else tau * v)
+            cons[key] = expr >= 0
+        return cons
+
+    def bound_rows(self, gamma, beta, lam):
+        """``gamma + beta w + lambda.g >= 0`` at each atom, times ``s``: the lower bound's dual."""
+        cons = {}
+        for i, key in enumerate(self.keys):
+            s, w = float(self.s[i]), float(self.w[i])
+            expr = s * gamma + beta if self.weighted[i] else gamma + beta * w
+            cons[key] = (expr if lam is None else expr + self.gcoef[i] @ lam) >= 0
+        return cons
 
 
 # ------------------------------------------------------------------------------------------------
 # Maximum likelihood (the estimate)
 # ------------------------------------------------------------------------------------------------
-def mle_primal(sample) -> Program:
+def mle_primal(sample, *, constraints=(), atoms=None) -> Program:
     r"""The nonparametric maximum-likelihood program of the estimate (paper section 3.2, app. B).
 
     .. math::
@@ -102,23 +231,27 @@ def mle_primal(sample) -> Program:
 
     Handles: ``variables`` ``q`` (an expression, ``y/N``), ``y``, ``m_lo``, ``m_hi`` (an
     expression, ``z_hi/wmax``), ``z_hi``; no parameters.
+
+    **With moment constraints** (``constraints``, ``atoms``; module docstring): the same
+    maximum over ``q`` and a mass ``m_i >= 0`` at each atom ``(w_i, g_i)``, subject to
+    ``E_Q[1] = 1``, ``E_Q[w] = 1`` and ``E_Q[g_j] = sum_n c_n q_n g_nj + sum_i m_i g_ij = b_j``
+    (constraints ``mass``, ``weight``, ``g0 .. g{k-1}``; variables ``m_atom{i}``, or
+    ``z_atom{i}`` and the expression ``m_atom{i}``). Duals:
+    ``lambda_j = constraints["g{j}"].dual_value``, ``beta* = constraints["weight"].dual_value``,
+    ``constraints["mass"].dual_value = 1 - beta* - lambda.b``, and
+    ``q_n = 1/(N (1 + beta* (w_n - 1) + lambda.(g_n - b)))``.
     """
-    w, _, c, N, wmin, wmax = sample_data(sample)
+    w, _, c, N, *_ = sample_data(sample)
+    at = _Atoms.of(sample, constraints, atoms)
     y = cp.Variable(w.size, name="y", nonneg=True)
-    m_lo = cp.Variable(name="m_lo", nonneg=True)
-    z_hi = cp.Variable(name="z_hi", nonneg=True)
-    mass = (c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1
-    weight = (c * w / N) @ y + wmin * m_lo + z_hi == 1
-    problem = cp.Problem(cp.Maximize((c / N) @ cp.log(y)), [mass, weight])
-    return Program(
-        "mle_primal", problem, parameters={},
-        variables=dict(q=y / N, y=y, m_lo=m_lo, m_hi=inv_wmax(wmax) * z_hi, z_hi=z_hi),
-        constraints=dict(mass=mass, weight=weight),
-        info=dict(N=N, objective="-l*_mle / N"),
-    )
+    variables = dict(q=y / N, y=y, **at.variables())
+    cons = at.moment_rows(y, c, N, c * w / N)
+    problem = cp.Problem(cp.Maximize((c / N) @ cp.log(y)), list(cons.values()))
+    return Program("mle_primal", problem, parameters={}, variables=variables, constraints=cons,
+                   info=dict(N=N, objective="-l*_mle / N", **at.info))
 
 
-def mle_dual(sample) -> Program:
+def mle_dual(sample, *, constraints=(), atoms=None) -> Program:
     r"""The dual of the MLE: ``beta*`` of the paper's eq. (betastar).
 
     .. math::
@@ -136,6 +269,18 @@ def mle_dual(sample) -> Program:
 
     Handles: ``variables`` ``beta``; ``constraints`` ``wmin``, ``wmax``.
 
+    **With moment constraints** (module docstring):
+
+    .. math::
+
+        l^* = \max_{\beta, \lambda} \sum_n c_n \log\big(1 + \beta (w_n - 1)
+        + \lambda \cdot (g_n - b)\big) \quad\text{s.t.}\quad
+        1 + \beta (w_i - 1) + \lambda \cdot (g_i - b) \ge 0 \text{ at each atom } (w_i, g_i)
+
+    (divided by ``w_i`` when ``w_i > 1``; at ``w = inf``: ``beta + lambda.g_i >= 0``).
+    Handles: ``variables`` ``beta``, ``lambda`` (``k`` entries); ``constraints`` ``atom{i}``,
+    whose dual values are the primal's ``m_atom{i}`` or ``z_atom{i}``.
+
     Examples
     --------
     Three zero weights, ``wmax = 5``: ``3 log(1 - beta)`` is largest at ``beta = -1/4``.
@@ -149,22 +294,21 @@ def mle_dual(sample) -> Program:
     >>> round(float(p.variables["beta"].value), 4)
     -0.25
     """
-    w, _, c, N, wmin, wmax = sample_data(sample)
+    w, _, c, N, *_ = sample_data(sample)
+    at = _Atoms.of(sample, constraints, atoms)
     beta = cp.Variable(name="beta")
-    ilo = 1.0 / wmax if math.isfinite(wmax) else 0.0
-    cons = dict(
-        wmin=1 + beta * (wmin - 1) >= 0,
-        wmax=ilo + beta * (1 - ilo) >= 0,
-    )
-    problem = cp.Problem(cp.Maximize((c / N) @ cp.log(1 + beta * (w - 1))), list(cons.values()))
-    return Program("mle_dual", problem, parameters={}, variables=dict(beta=beta), constraints=cons,
-                   info=dict(N=N, objective="l*_mle / N"))
+    lam, handles = at.dual_variable()
+    cons = at.likelihood_rows(beta, lam)
+    arg = at.plus(1 + beta * (w - 1), lam, centred=True)
+    problem = cp.Problem(cp.Maximize((c / N) @ cp.log(arg)), list(cons.values()))
+    return Program("mle_dual", problem, parameters={}, variables=dict(beta=beta, **handles),
+                   constraints=cons, info=dict(N=N, objective="l*_mle / N", **at.info))
 
 
 # ------------------------------------------------------------------------------------------------
 # Profile likelihood
 # ------------------------------------------------------------------------------------------------
-def profile_primal(sample) -> Program:
+def profile_primal(sample, *, constraints=(), atoms=None) -> Program:
     r"""The profile likelihood ``L(v)`` (paper eq. (primalprof), with counts and corner atoms).
 
     .. math::
@@ -192,29 +336,27 @@ def profile_primal(sample) -> Program:
 
     Handles: ``parameters`` ``v``; ``variables`` ``q``, ``y``, ``m_l0``, ``m_l1``, ``z_h0``,
     ``z_h1``; ``constraints`` ``mass``, ``weight``, ``value``.
+
+    **With moment constraints** (module docstring): ``E_Q[g_j] = b_j`` join as ``g0 ..
+    g{k-1}``; each atom ``(w_i, g_i)`` is two atoms, of rewards ``r = 0, 1``, with variables
+    ``m_atom{i},{r}`` (or ``z_atom{i},{r}``; coefficient ``w_i r``, or ``r``, in ``value``).
+    Duals: ``lambda_j = constraints["g{j}"].dual_value``, ``constraints["mass"].dual_value =
+    1 - beta - lambda.b - tau v``, ``q_n = 1/(N (1 + beta (w_n - 1) + lambda.(g_n - b)
+    + tau (w_n u_n - v)))``.
     """
-    w, u, c, N, wmin, wmax = sample_data(sample)
+    w, u, c, N, *_ = sample_data(sample)
+    at = _Atoms.of(sample, constraints, atoms, rewards=(0, 1))
     v = cp.Parameter(name="v", value=0.5)
     y = cp.Variable(w.size, name="y", nonneg=True)
-    m_l0 = cp.Variable(name="m_l0", nonneg=True)
-    m_l1 = cp.Variable(name="m_l1", nonneg=True)
-    z_h0 = cp.Variable(name="z_h0", nonneg=True)
-    z_h1 = cp.Variable(name="z_h1", nonneg=True)
-    ihi = inv_wmax(wmax)
-    cons = dict(
-        mass=(c / N) @ y + m_l0 + m_l1 + ihi * (z_h0 + z_h1) == 1,
-        weight=(c * w / N) @ y + wmin * (m_l0 + m_l1) + z_h0 + z_h1 == 1,
-        value=(c * w * u / N) @ y + wmin * m_l1 + z_h1 == v,
-    )
+    variables = dict(q=y / N, y=y, **at.variables(masses=False))
+    cons = at.moment_rows(y, c, N, c * w / N)
+    cons["value"] = (c * w * u / N) @ y + at.row(at.r * at.wcoef, keep=at.r == 1) == v
     problem = cp.Problem(cp.Maximize((c / N) @ cp.log(y)), list(cons.values()))
-    return Program(
-        "profile_primal", problem, parameters=dict(v=v),
-        variables=dict(q=y / N, y=y, m_l0=m_l0, m_l1=m_l1, z_h0=z_h0, z_h1=z_h1),
-        constraints=cons, info=dict(N=N, objective="-l_v / N"),
-    )
+    return Program("profile_primal", problem, parameters=dict(v=v), variables=variables,
+                   constraints=cons, info=dict(N=N, objective="-l_v / N", **at.info))
 
 
-def profile_dual(sample) -> Program:
+def profile_dual(sample, *, constraints=(), atoms=None) -> Program:
     r"""The dual likelihood ``l_v`` of the profile (paper eqs. (lrdual) and (constraints)).
 
     .. math::
@@ -238,29 +380,32 @@ def profile_dual(sample) -> Program:
     rejects such a point.
 
     Handles: ``parameters`` ``v``; ``variables`` ``beta``, ``tau``; ``constraints`` the corners.
+
+    **With moment constraints** (module docstring): ``l_v = max sum c log(1 + beta (w_n - 1)
+    + lambda.(g_n - b) + tau (w_n u_n - v))`` subject to the same expression ``>= 0`` at each
+    atom ``(w_i, g_i)`` with ``w_n u_n`` replaced by ``w_i r`` for ``r = 0, 1`` (divided by
+    ``w_i`` when ``w_i > 1``; at ``w = inf``: ``beta + lambda.g_i + tau r >= 0``). Handles:
+    ``variables`` ``beta``, ``tau``, ``lambda``; ``constraints`` ``atom{i},{r}``, whose dual
+    values are the primal's ``m_atom{i},{r}`` or ``z_atom{i},{r}``.
     """
-    w, u, c, N, wmin, wmax = sample_data(sample)
+    w, u, c, N, *_ = sample_data(sample)
+    at = _Atoms.of(sample, constraints, atoms, rewards=(0, 1))
     v = cp.Parameter(name="v", value=0.5)
     beta = cp.Variable(name="beta")
     tau = cp.Variable(name="tau")
-    ihi = inv_wmax(wmax)
-    arg = 1 + beta * (w - 1) + tau * (w * u) - tau * v
-    cons = {
-        "wmin,0": 1 + beta * (wmin - 1) - tau * v >= 0,
-        "wmin,1": 1 + beta * (wmin - 1) + tau * wmin - tau * v >= 0,
-        "wmax,0": ihi + beta * (1 - ihi) - ihi * (tau * v) >= 0,
-        "wmax,1": ihi + beta * (1 - ihi) + tau - ihi * (tau * v) >= 0,
-    }
+    lam, handles = at.dual_variable()
+    arg = at.plus(1 + beta * (w - 1) + tau * (w * u) - tau * v, lam, centred=True)
+    cons = at.likelihood_rows(beta, lam, tau, v)
     problem = cp.Problem(cp.Maximize((c / N) @ cp.log(arg)), list(cons.values()))
     return Program("profile_dual", problem, parameters=dict(v=v),
-                   variables=dict(beta=beta, tau=tau), constraints=cons,
-                   info=dict(N=N, objective="l_v / N"))
+                   variables=dict(beta=beta, tau=tau, **handles), constraints=cons,
+                   info=dict(N=N, objective="l_v / N", **at.info))
 
 
 # ------------------------------------------------------------------------------------------------
 # Lower bound of the interval
 # ------------------------------------------------------------------------------------------------
-def lower_bound_primal(sample, *, side="lower") -> Program:
+def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None) -> Program:
     r"""The lower end of the confidence interval (paper appendix C, corrected: docs/primal-dual.md).
 
     .. math::
@@ -290,6 +435,13 @@ def lower_bound_primal(sample, *, side="lower") -> Program:
     Handles: ``parameters`` ``phi``; ``variables`` ``q``, ``y``, ``m_lo``, ``m_hi``, ``z_hi``;
     ``constraints`` ``mass``, ``weight``, ``loglik``.
 
+    **With moment constraints** (module docstring): ``E_Q[g_j] = b_j`` join as ``g0 ..
+    g{k-1}``, ``phi`` is computed from the *constrained* MLE's ``l*``, and the atoms
+    ``(w_i, g_i)`` have reward 0 (variables ``m_atom{i}``, or ``z_atom{i}`` and the expression
+    ``m_atom{i}``). The Lagrangian gains ``+ sum_j lambda_j (E_Q[g_j] - b_j)``, with
+    ``lambda_j = constraints["g{j}"].dual_value``, and
+    ``q_n = kappa / (gamma + beta w_n + lambda.g_n + w_n u_n)``.
+
     Examples
     --------
     One example ``(w, u) = (2, 1)`` with ``wmax = 4``: ``l*_mle = log 2``, and the bound is
@@ -305,16 +457,10 @@ def lower_bound_primal(sample, *, side="lower") -> Program:
     >>> round(p.solve(phi=-math.log(2) - 1.0 / 2), 6)  # quantile 1: exp(-1/2)
     0.606531
     """
-    w, u, c, N, wmin, wmax = sample_data(sample, side)
-    phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
-    problem, variables, cons = lower_bound_problem(w, u, c, N, wmin, wmax, phi, form="primal")
-    return Program(
-        f"lower_bound_primal[{side}]", problem, parameters=dict(phi=phi), variables=variables,
-        constraints=cons, info=dict(N=N, side=side, objective="v_lb"),
-    )
+    return _lower_bound(sample, side, constraints, atoms, "primal")
 
 
-def lower_bound_dual(sample, *, side="lower") -> Program:
+def lower_bound_dual(sample, *, side="lower", constraints=(), atoms=None) -> Program:
     r"""The dual of :func:`lower_bound_primal` (docs/primal-dual.md; the paper's main text is wrong).
 
     .. math::
@@ -338,44 +484,59 @@ def lower_bound_dual(sample, *, side="lower") -> Program:
 
     Handles: ``parameters`` ``phi``; ``variables`` ``beta``, ``gamma``, ``kappa`` (an
     expression, ``K/N``), ``K``; ``constraints`` ``wmin``, ``wmax``.
+
+    **With moment constraints** (module docstring): with ``a_n = gamma + beta w_n +
+    lambda.g_n + w_n u_n``, the objective gains ``- lambda.b`` and each atom ``(w_i, g_i)``
+    asks ``gamma + beta w_i + lambda.g_i >= 0`` (divided by ``w_i`` when ``w_i > 1``; at
+    ``w = inf``: ``beta + lambda.g_i >= 0``); with ``kappa`` eliminated, ``v_lb = max
+    K geomean_c(a) - gamma - beta - lambda.b``, ``K = exp(phi/N + log N)``. Handles:
+    ``variables`` ``lambda`` too; ``constraints`` ``atom{i}``, whose dual values are the
+    primal's ``m_atom{i}`` or ``z_atom{i}``.
     """
+    return _lower_bound(sample, side, constraints, atoms, "dual")
+
+
+def _lower_bound(sample, side, constraints, atoms, form) -> Program:
     w, u, c, N, wmin, wmax = sample_data(sample, side)
+    at = _Atoms.of(sample, constraints, atoms)
     phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
-    problem, variables, cons = lower_bound_problem(w, u, c, N, wmin, wmax, phi, form="dual")
+    problem, variables, cons = lower_bound_problem(w, u, c, N, wmin, wmax, phi, form=form,
+                                                   atoms=at)
     return Program(
-        f"lower_bound_dual[{side}]", problem, parameters=dict(phi=phi), variables=variables,
-        constraints=cons, info=dict(N=N, side=side, objective="v_lb"),
+        f"lower_bound_{form}[{side}]", problem, parameters=dict(phi=phi), variables=variables,
+        constraints=cons, info=dict(N=N, side=side, objective="v_lb", **at.info),
     )
 
 
-def lower_bound_problem(w, u, c, N, wmin, wmax, phi, *, form):
+def lower_bound_problem(w, u, c, N, wmin, wmax, phi, *, form, atoms=None):
     """``(problem, variables, constraints)`` of :func:`lower_bound_primal` (``form="primal"``)
     or :func:`lower_bound_dual` (``"dual"``), in their scaled forms, on rewards ``u`` and counts
     ``c`` (``N = sum c``). The weights ``w`` and the radius ``phi`` are constants or
     :class:`cvxpy.Parameter` objects: the same builder serves the interval's programs (``phi`` a
     parameter) and the learning game's DPP programs (``w`` a parameter too;
     :mod:`elcvx.programs.learning`). A parameter ``w`` enters through ``cp.multiply``, which
-    keeps the problem DPP; a constant ``w`` is multiplied out, so the program prints as numbers."""
+    keeps the problem DPP; a constant ``w`` is multiplied out, so the program prints as numbers.
+    ``atoms``: an ``_Atoms`` (moment constraints and their atoms); default the paper's."""
+    if atoms is None:
+        atoms = _Atoms(np.zeros((u.size, 0)), np.zeros(0), np.array([[wmin], [wmax]]), legacy=True)
     param = isinstance(w, cp.Expression)
     cw = cp.multiply(c / N, w) if param else c * w / N  # c_n w_n / N
     cwu = cp.multiply(c * u / N, w) if param else c * w * u / N  # c_n w_n u_n / N
     wu = cp.multiply(u, w) if param else w * u
     if form == "primal":
         y = cp.Variable(u.size, name="y", nonneg=True)
-        m_lo = cp.Variable(name="m_lo", nonneg=True)
-        z_hi = cp.Variable(name="z_hi", nonneg=True)
-        cons = dict(
-            mass=(c / N) @ y + m_lo + inv_wmax(wmax) * z_hi == 1,
-            weight=cw @ y + wmin * m_lo + z_hi == 1,
-            loglik=(c / N) @ cp.log(y) >= phi / N + math.log(N),
-        )
+        variables = dict(q=y / N, y=y, **atoms.variables())
+        cons = atoms.moment_rows(y, c, N, cw)
+        cons["loglik"] = (c / N) @ cp.log(y) >= phi / N + math.log(N)
         problem = cp.Problem(cp.Minimize(cwu @ y), list(cons.values()))
-        return problem, dict(q=y / N, y=y, m_lo=m_lo, m_hi=inv_wmax(wmax) * z_hi, z_hi=z_hi), cons
+        return problem, variables, cons
     beta = cp.Variable(name="beta")
     gamma = cp.Variable(name="gamma")
     K = cp.Variable(name="K", nonneg=True)
-    a = gamma + beta * w + wu
-    cons = dict(wmin=gamma + beta * wmin >= 0, wmax=inv_wmax(wmax) * gamma + beta >= 0)
-    objective = -beta - gamma + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
+    lam, handles = atoms.dual_variable()
+    a = atoms.plus(gamma + beta * w + wu, lam, centred=False)
+    cons = atoms.bound_rows(gamma, beta, lam)
+    linear = -beta - gamma if lam is None else -beta - gamma - atoms.b @ lam
+    objective = linear + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
     problem = cp.Problem(cp.Maximize(objective), list(cons.values()))
-    return problem, dict(beta=beta, gamma=gamma, kappa=K / N, K=K), cons
+    return problem, dict(beta=beta, gamma=gamma, kappa=K / N, K=K, **handles), cons
