@@ -5,6 +5,7 @@
     elcvx evaluate LOG [column options] [bounds] [--format table|json|csv]
     elcvx profile LOG [column options] [bounds] [--plot FILE.png]
     elcvx demo
+    elcvx datasets fetch [--ids IDS] [--dir DIR]
 
 Exit status: 0 on success; 2 on a user error (an unknown option, an unreadable or malformed log,
 a missing column, a value out of its range), reported as one line ``elcvx: error: ...`` on
@@ -22,6 +23,7 @@ import math
 import os
 import sys
 import tempfile
+import warnings
 
 from . import __version__
 from . import _validation as iv
@@ -54,7 +56,8 @@ class _Parser(argparse.ArgumentParser):
 # ------------------------------------------------------------------------------------------------
 def _add_log_options(p):
     p.add_argument("log", metavar="LOG",
-                   help="the log: CSV/TSV, Parquet, JSON lines or VW dsjson, gzip or not")
+                   help="the log: CSV/TSV, Parquet, JSON (lines, a records array or an "
+                        "object of columns) or VW dsjson, gzip or not")
     p.add_argument("--input-format", choices=("csv", "tsv", "parquet", "jsonl", "dsjson"),
                    help="the log's format (default: from its name and first bytes)")
     cols = p.add_argument_group(
@@ -153,6 +156,28 @@ def build_parser():
                       help="output format (default table)")
     demo.set_defaults(func=_cmd_demo)
 
+    data = sub.add_parser("datasets", help="download the realistic study's OpenML datasets",
+                          description="Data for 'elcvx reproduce realistic' (docs/realistic.md).")
+    which = data.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                parser_class=_Parser)
+    fetch = which.add_parser(
+        "fetch", help="download, convert and check the OpenML datasets",
+        description="Download the paper's OpenML datasets (scikit-learn's fetch_openml: pip "
+                    "install 'elcvx[data]'), convert each as the study's files are (numeric "
+                    "features, nominal ones as integer codes named cat__<name>, last column "
+                    "label = 0..K-1, at most 10,000 rows) into DIR/<id>_<name>.csv.gz, and check "
+                    "each against the manifest's sha256. Files already in DIR are checked, not "
+                    "downloaded again, so a copy made elsewhere is verified offline.")
+    fetch.add_argument("--ids", type=_openml_ids, default=None, metavar="IDS",
+                       help="comma-separated OpenML ids, or 'paper' for all 40 of the paper "
+                            "(default: the manifest's, the datasets the study uses)")
+    fetch.add_argument("--dir", default="data/openml", metavar="DIR",
+                       help="folder to write to (default data/openml; created if missing)")
+    fetch.add_argument("--force", action="store_true", help="download files already in DIR again")
+    fetch.add_argument("--strict", action="store_true",
+                       help="a download that differs from the manifest is an error (not kept)")
+    fetch.set_defaults(func=_cmd_datasets_fetch)
+
     from .experiments.cli import add_reproduce_parser  # registers `reproduce synthetic`
 
     add_reproduce_parser(sub)
@@ -163,6 +188,16 @@ def build_parser():
 # Reading the log
 # ------------------------------------------------------------------------------------------------
 def _load(args):
+    # A log whose weights fail Sample.weight_check is reported as a `note:` line (the readers put
+    # it in the log's notes), not also as a Python warning on stderr.
+    from .errors import WeightWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WeightWarning)
+        return _read(args)
+
+
+def _read(args):
     from . import io
 
     progress = False if args.no_progress else None
@@ -283,13 +318,32 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
     return results, notes, ci
 
 
+def _weight_check(s, log, method):
+    """The JSON form of ``s.weight_check()`` and its note, unless the log's notes have it (the
+    readers of elcvx.io add it; the demo's log is built without them)."""
+    from .io import _weights_note
+
+    chk = s.weight_check(method=method)
+    field = {"mean": _num(chk.mean), "se": _num(chk.se), "statistic": _num(chk.statistic),
+             "pvalue": _num(chk.pvalue), "plausible": chk.plausible,
+             "depends_on_unobserved": chk.depends_on_unobserved,
+             "unobserved_wmass": _num(chk.unobserved_wmass)}
+    note = _weights_note(chk, log.columns.get("w", "w"))
+    return chk, field, [note] if note and note not in log.notes else []
+
+
 def _report(log, args):
     """The evaluate report as a dict (the JSON form) plus what the table shows besides."""
+    from .estimate import estimate
+
     s = log.sample
     results, notes, ci = evaluate_sample(s, confidence_level=args.confidence_level,
                                          calibration=args.calibration, method=args.method)
-    if math.isinf(s.wmax):
+    chk, weight_check, weight_notes = _weight_check(s, log, args.method)
+    notes = weight_notes + notes
+    if math.isinf(s.wmax) and not chk.depends_on_unobserved:
         notes.append("wmax = inf (give --wmax or --pmin for tighter intervals)")
+    value_range = estimate(s, method=args.method).value_range  # the MLE is cached: no new solve
     n = int(s.n) if float(s.n).is_integer() else s.n
     return {
         "n": n,
@@ -302,6 +356,8 @@ def _report(log, args):
         "rmin": s.rmin,
         "rmax": s.rmax,
         "w_observed": [float(s.w.min()), float(s.w.max())],
+        "weight_check": weight_check,
+        "el_value_range": [_num(value_range.low), _num(value_range.high)],
         "log": log.path,
         "format": log.format,
         "rows": log.n_rows,
@@ -398,6 +454,46 @@ def _cmd_demo(args):
     return _render(_report(_demo_log(), args), args.format)
 
 
+def _openml_ids(text):
+    from .datasets import PAPER_IDS
+
+    if text.strip() == "paper":
+        return list(PAPER_IDS)
+    try:
+        ids = [int(t) for t in text.replace(" ", ",").split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give comma-separated OpenML ids or 'paper'") from None
+    if not ids or min(ids) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give comma-separated OpenML ids or 'paper'")
+    return ids
+
+
+def _cmd_datasets_fetch(args):
+    """``elcvx datasets fetch``: one line per dataset as it is done, then a summary line."""
+    from .datasets import fetch_datasets
+
+    def report(res):
+        name = os.path.basename(res.path) if res.path else str(res.id)
+        print(f"{name}: {res.message}", flush=True)
+
+    results = fetch_datasets(args.ids, args.dir, force=args.force, strict=args.strict,
+                             report=report)
+    failed = [r for r in results if r.status == "failed"]
+    counts = {k: sum(r.status == k for r in results) for k in ("verified", "differs", "unchecked")}
+    done = ", ".join(f"{v} {k}" for k, v in counts.items() if v) or "none written"
+    if any(r.message.startswith("cannot reach") for r in failed):
+        print(f"elcvx: error: openml.org cannot be reached: run this where it can, or copy the "
+              f"<id>_<name>.csv.gz files (e.g. ../shared/data/openml) into {args.dir} and run it "
+              "again to check them", file=sys.stderr)
+        return 1
+    if failed:
+        print(f"elcvx: error: {iv.plural(len(failed), 'dataset')} not fetched ({done}); see the "
+              "lines above", file=sys.stderr)
+        return 1
+    print(f"{args.dir}: {done} of {iv.plural(len(results), 'dataset')}")
+    return 0
+
+
 def _grid(low, high, est, rmin, rmax, k):
     import numpy as np
 
@@ -444,7 +540,8 @@ def _cmd_profile(args):
         "estimate": est.value, "low": ci.low, "high": ci.high,
         "profile": [{"v": float(a), "statistic": _num(b), "pvalue": _num(c)}
                     for a, b, c in zip(prof.v, prof.statistic, prof.pvalue)],
-        "log": log.path, "plot": plot, "notes": list(log.notes),
+        "log": log.path, "plot": plot, "weight_check": _weight_check(s, log, args.method)[1],
+        "notes": list(log.notes),
     }
     if args.format == "json":
         return json.dumps(rep, indent=2, allow_nan=False) + "\n"

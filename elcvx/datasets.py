@@ -1,11 +1,17 @@
-"""Data bundled with elcvx."""
+"""Data bundled with elcvx, and the paper's OpenML datasets (:func:`fetch_datasets`).
+
+``elcvx datasets fetch`` downloads the realistic study's datasets (docs/realistic.md); it needs
+the ``data`` extra (``pip install 'elcvx[data]'``: scikit-learn) and access to openml.org.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
 
+from .errors import InvalidInputError
 from .sample import Sample
 
 #: Smallest action probability of the example log's epsilon-greedy logging policy (0.25 / 4).
@@ -34,3 +40,324 @@ def example_log() -> Sample:
         data = np.genfromtxt(path, delimiter=",", names=True)
     return Sample.from_probs(data["target_prob"], data["logging_prob"], data["reward"],
                              pmin=EXAMPLE_PMIN)
+
+
+# ------------------------------------------------------------------------------------------------
+# The paper's OpenML datasets (the realistic study, docs/realistic.md)
+# ------------------------------------------------------------------------------------------------
+#: The 40 OpenML ids of the paper's realistic experiments (its appendix "Off-Policy Evaluation,
+#: Realistic Data").
+PAPER_IDS = (1216, 1217, 1218, 1233, 1235, 1236, 1237, 1238, 1241, 1242, 1412, 1413, 1441, 1442,
+             1443, 1444, 1449, 1451, 1453, 1454, 1455, 1457, 1459, 1460, 1464, 1467, 1470, 1471,
+             1472, 1473, 1475, 1481, 1482, 1483, 1486, 1487, 1488, 1489, 1496, 1498)
+#: Rows kept per dataset, as in the paper ("up to the first 10,000 examples").
+MAX_ROWS = 10_000
+#: Prefix of a nominal feature's column (its integer codes).
+NOMINAL_PREFIX = "cat__"
+
+
+def openml_manifest() -> dict:
+    """The manifest of the study's dataset files, by OpenML id (``elcvx/data/openml_manifest.csv``).
+
+    Each entry: ``name``, ``rows``, ``features``, ``classes``, ``sha256`` (of the
+    ``<id>_<name>.csv.gz`` file), ``csv_sha256`` (of its decompressed text, which is what
+    :func:`fetch_datasets` checks: it does not depend on the zlib build), ``openml_copy``
+    (True when that file is the conversion of OpenML's own ARFF for the id, so a download
+    should reproduce it; False when it came from another source, e.g. a regenerated stream)
+    and ``source``.
+    """
+    import csv
+
+    with resources.as_file(resources.files("elcvx") / "data" / "openml_manifest.csv") as path:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    return {int(r["openml_id"]): {**r, "rows": int(r["rows"]), "features": int(r["features"]),
+                                  "classes": int(r["classes"]),
+                                  "openml_copy": r["openml_copy"] == "1"} for r in rows}
+
+
+def convert_openml(frame, target: str, *, seed: int, max_rows: int = MAX_ROWS):
+    """Turn a classification table into the study's format (the conversion of the shipped files).
+
+    * Rows with a missing value are dropped.
+    * Numeric features are kept (written as integers when every value is one); nominal features
+      (pandas ``category`` columns, codes in the order of their categories, which for an
+      OpenML ARFF is the declared order; text columns are nominal with sorted categories)
+      become their integer codes, in a column named ``cat__<name>``.
+    * The target becomes the last column, ``label``: a nominal target's codes (declared order),
+      else the rank of its value among the sorted distinct values, so ``0..K-1``.
+    * More than ``max_rows`` rows: ``max_rows`` of them drawn without replacement with
+      ``numpy.random.default_rng(seed)`` (the study uses the OpenML id), kept in their order.
+
+    This reproduces the shipped files byte for byte from the ARFF they came from (checked on the
+    16 whose source is OpenML's ARFF, and on kr-vs-k for the cap and the label order).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Features and the target.
+    target : str
+        The target's column.
+    seed : int
+    max_rows : int
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        The converted table (write it with :func:`table_bytes`).
+    dropped : int
+        Rows dropped for a missing value.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from elcvx.datasets import convert_openml
+    >>> df = pd.DataFrame({"size": [1.5, 2.0, 3.0], "color": pd.Categorical(
+    ...     ["red", "blue", "red"], categories=["red", "blue"]), "y": ["no", "yes", "no"]})
+    >>> table, dropped = convert_openml(df, "y", seed=1)
+    >>> table.columns.tolist(), table["cat__color"].tolist(), table["label"].tolist()
+    (['size', 'cat__color', 'label'], [0, 1, 0], [0, 1, 0])
+    """
+    from .io import _pandas
+
+    pd = _pandas()
+    if target not in frame.columns:
+        raise InvalidInputError(f"the table has no target column {target!r}")
+    keep = frame.notna().all(axis=1).to_numpy()
+    dropped = int((~keep).sum())
+    frame = frame.loc[keep]
+    out = {}
+    for name in [c for c in frame.columns if c != target] + [target]:
+        col = frame[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            values, nominal = col.cat.codes.to_numpy(dtype=np.int64), True
+        elif pd.api.types.is_bool_dtype(col.dtype):
+            values, nominal = col.to_numpy(dtype=np.int64), False
+        elif pd.api.types.is_numeric_dtype(col.dtype):
+            values, nominal = col.to_numpy(dtype=float), False
+            if name != target and np.all(values == np.round(values)) and np.all(np.abs(values) < 2**53):
+                values = values.astype(np.int64)
+        elif pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype):
+            text = col.astype(str)
+            values = pd.Categorical(text, categories=sorted(set(text))).codes.astype(np.int64)
+            nominal = True
+        else:
+            raise InvalidInputError(f"column {name!r} has type {col.dtype}: neither numeric nor nominal")
+        if name == target:
+            if not nominal:
+                values = np.unique(values, return_inverse=True)[1].astype(np.int64)
+            out["label"] = values
+        else:
+            out[f"{NOMINAL_PREFIX}{name}" if nominal else str(name)] = values
+    table = pd.DataFrame(out)
+    if len(table) > max_rows:
+        rows = np.sort(np.random.default_rng(seed).choice(len(table), max_rows, replace=False))
+        table = table.iloc[rows]
+    return table.reset_index(drop=True), dropped
+
+
+def table_bytes(table) -> bytes:
+    """A converted table as the shipped ``.csv.gz`` bytes: CSV without index, ``\\n`` line ends,
+    gzip level 9 with a fixed header (no name, mtime 0, OS unknown) so the bytes depend only on
+    the table."""
+    import zlib
+
+    text = table.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    body = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    deflated = body.compress(text) + body.flush()
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+    trailer = (zlib.crc32(text) & 0xFFFFFFFF).to_bytes(4, "little") + (len(text) & 0xFFFFFFFF).to_bytes(4, "little")
+    return header + deflated + trailer
+
+
+def _sklearn_fetch():
+    try:
+        from sklearn.datasets import fetch_openml as fetch
+    except ImportError:
+        from .io import MissingDependencyError
+
+        raise MissingDependencyError("downloading the OpenML datasets needs scikit-learn, which is "
+                                     "not installed: pip install 'elcvx[data]'") from None
+    return fetch
+
+
+def download_openml(data_id: int):
+    """Download one OpenML dataset (scikit-learn's ``fetch_openml``, the ARFF with its declared
+    nominal values) as ``(frame, target, name)``: nominal columns are pandas categoricals in
+    the declared order, the others float. Needs the ``data`` extra and access to openml.org."""
+    import pandas as pd
+
+    import warnings
+
+    fetch = _sklearn_fetch()
+    with warnings.catch_warnings():
+        # scikit-learn warns before each retry; a failure is reported once, by the caller.
+        warnings.filterwarnings("ignore", message="A network error occurred", category=UserWarning)
+        warnings.filterwarnings("ignore", message="Downloaded file could have been corrupted")
+        bunch = fetch(data_id=int(data_id), as_frame=False, parser="liac-arff", target_column=None,
+                      cache=False, n_retries=2, delay=1.0)
+    data = bunch.data
+    if hasattr(data, "toarray"):  # sparse ARFF
+        data = data.toarray()
+    data = np.asarray(data, dtype=float)
+    categories = bunch.categories or {}
+    columns = {}
+    for j, name in enumerate(bunch.feature_names):
+        x = data[:, j]
+        if name in categories:
+            codes = np.where(np.isnan(x), -1, x).astype(np.int64)
+            columns[name] = pd.Categorical.from_codes(codes, categories=list(categories[name]))
+        else:
+            columns[name] = x
+    frame = pd.DataFrame(columns)
+    details = bunch.details or {}
+    target = str(details.get("default_target_attribute") or "").split(",")[0]
+    if target not in frame.columns:
+        target = frame.columns[-1]
+    return frame, target, str(details.get("name") or data_id)
+
+
+def _file_name(data_id: int, name: str) -> str:
+    import re
+
+    return f"{int(data_id)}_{re.sub(r'[^A-Za-z0-9._-]+', '-', name).strip('-') or data_id}.csv.gz"
+
+
+def _csv_sha256(data: bytes) -> str:
+    import gzip
+    import hashlib
+
+    return hashlib.sha256(gzip.decompress(data)).hexdigest()
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """What :func:`fetch_datasets` did with one dataset.
+
+    ``status``: ``"verified"`` (its content matches the manifest), ``"differs"`` (it does
+    not), ``"unchecked"`` (the id is not in the manifest) or ``"failed"`` (``message`` says
+    why); ``downloaded``: False for a file that was already there.
+    """
+
+    id: int
+    path: str
+    status: str
+    downloaded: bool
+    message: str
+
+
+def fetch_datasets(ids=None, directory="data/openml", *, force=False, strict=False, report=None):
+    """Download the study's OpenML datasets into ``directory`` as ``<id>_<name>.csv.gz``.
+
+    Each is converted by :func:`convert_openml` (seed: its id) and its decompressed content is
+    checked against :func:`openml_manifest`'s ``csv_sha256``. A file already in ``directory``
+    is checked, not downloaded again (unless ``force``): a complete offline copy is verified
+    without the network. A download whose content differs from the manifest is kept, with a
+    message saying the study's numbers on it will differ (the shipped copies of some ids came
+    from other sources, see the manifest's ``source``), unless ``strict``, which discards it.
+
+    Parameters
+    ----------
+    ids : iterable of int, optional
+        OpenML ids; default every id of the manifest (:data:`PAPER_IDS` for all 40 of the paper).
+    directory : str or PathLike
+        Created if missing.
+    force : bool
+        Download even when a file is present.
+    strict : bool
+        Treat a content that differs from the manifest as a failure.
+    report : callable, optional
+        Called with each :class:`FetchResult` as it is done (the command line prints them).
+
+    Returns
+    -------
+    list of FetchResult
+    """
+    from pathlib import Path
+
+    manifest = openml_manifest()
+    ids = sorted(manifest) if ids is None else [int(i) for i in dict.fromkeys(ids)]
+    folder = Path(directory)
+    results = []
+    for data_id in ids:
+        entry = manifest.get(data_id)
+        existing = sorted(folder.glob(f"{data_id}_*.csv.gz")) if folder.is_dir() else []
+        if existing and not force:
+            res = _check_file(data_id, existing[0], entry)
+        else:
+            res = _fetch_one(data_id, folder, entry, strict)
+        results.append(res)
+        if report is not None:
+            report(res)
+        if res.status == "failed" and res.message.startswith("cannot reach"):
+            break  # the network is down: say it once, not for every dataset
+    return results
+
+
+def _check_file(data_id, path, entry):
+    data = path.read_bytes()
+    try:
+        digest = _csv_sha256(data)
+    except (OSError, EOFError) as exc:
+        return FetchResult(data_id, str(path), "failed", False, f"present but not gzip ({exc}); "
+                           "delete it or use --force")
+    if entry is None:
+        return FetchResult(data_id, str(path), "unchecked", False, "present; not in the manifest")
+    if digest == entry["csv_sha256"]:
+        return FetchResult(data_id, str(path), "verified", False, "present, verified")
+    return FetchResult(data_id, str(path), "differs", False,
+                       f"present, differs from the manifest's copy ({entry['source']}); "
+                       "--force downloads it again")
+
+
+def _fetch_one(data_id, folder, entry, strict):
+    import os
+    import tempfile
+    import urllib.error
+
+    name = entry["name"] if entry is not None else None
+    try:
+        frame, target, openml_name = download_openml(data_id)
+    except urllib.error.HTTPError as exc:
+        return FetchResult(data_id, "", "failed", False, f"openml.org answered {exc.code} ({exc.reason})")
+    except OSError as exc:  # URLError, a timeout, a refused connection
+        reason = getattr(exc, "reason", exc)
+        return FetchResult(data_id, "", "failed", False, f"cannot reach openml.org ({reason})")
+    except ImportError:  # the data extra is missing: not this dataset's failure
+        raise
+    except Exception as exc:  # noqa: BLE001 - no such id (OpenMLError), a bad checksum, bad ARFF
+        text = " ".join(str(exc).split())
+        return FetchResult(data_id, "", "failed", False,
+                           f"cannot be read from openml.org ({type(exc).__name__}"
+                           f"{': ' + text[:200] if text else ''})")
+    table, dropped = convert_openml(frame, target, seed=data_id)
+    data = table_bytes(table)
+    path = folder / _file_name(data_id, name or openml_name)
+    k = int(table["label"].max()) + 1
+    what = (f"{len(table)} rows, {table.shape[1] - 1} features, {k} classes"
+            + (f", {dropped} rows with missing values dropped" if dropped else ""))
+    if entry is None:
+        status, message = "unchecked", f"downloaded: {what}; not in the manifest, not checked"
+    elif _csv_sha256(data) == entry["csv_sha256"]:
+        status, message = "verified", f"downloaded: {what}; verified"
+    else:
+        status = "differs"
+        why = ("OpenML's data for this id changed since the manifest, or the download is corrupt"
+               if entry["openml_copy"] else f"the study's copy came from elsewhere: {entry['source']}")
+        message = (f"downloaded: {what}; differs from the manifest ({why}): the study's numbers on "
+                   "it will differ from docs/realistic")
+        if strict:
+            return FetchResult(data_id, str(path), "failed", True, message + "; not kept (--strict)")
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return FetchResult(data_id, str(path), status, True, message)

@@ -29,3 +29,18 @@ class SolverError(ElcvxError, RuntimeError):
         super().__init__(message)
         self.solver = solver
         self.status = status
+
+
+class WeightWarning(UserWarning):
+    """A log's importance weights need a look before its estimates are trusted.
+
+    Issued once, when a log (a file or a DataFrame) is read into a :class:`~elcvx.Sample` by
+    :mod:`elcvx.io`, in two cases, both described by :meth:`~elcvx.Sample.weight_check`:
+
+    * the weights' mean is implausibly far from 1 (``E[w] = 1`` holds for every correct log):
+      usually a wrong probability column, which gives confident wrong answers;
+    * ``wmax`` is infinite and the EL estimate depends on the reward of an unobserved, unbounded
+      weight by more than 1e-3 of the reward range (give ``wmax`` or ``pmin``).
+
+    The command line prints the same text as a ``note:`` line instead.
+    """

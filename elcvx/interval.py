@@ -89,9 +89,24 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
         sides[side] = BoundResult(value=sample.to_user(value_u), beta=sol.beta, gamma=sol.gamma,
                                   kappa=sol.kappa, q=sol.q, w_ex=w_ex, mass_ex=mass,
                                   wmass_ex=wmass)
-    status = statuses[0] if statuses[0] == statuses[1] else "; ".join(statuses)
+    status = _interval_status(*statuses)
     return IntervalResult(sides["lower"].value, sides["upper"].value, level, calibration,
                           quantile, sides["lower"], sides["upper"], sample.n, path, status, work)
+
+
+def _interval_status(lower: str, upper: str) -> str:
+    """The two sides' statuses as one string: ``"optimal"`` when both are, and a side's
+    qualification (a fallback, a certified inaccurate solve) only where the sides differ, named
+    by side: ``"optimal (upper bound: certified, Clarabel: optimal_inaccurate)"``."""
+    if lower == upper:
+        return lower
+    base = [s.split(" (", 1)[0] for s in (lower, upper)]
+    if base[0] != base[1]:
+        return f"lower bound: {lower}; upper bound: {upper}"
+    notes = [f"{side} bound: {s[len(b) + 2:-1].replace('; ', ', ')}"
+             for side, s, b in (("lower", lower, base[0]), ("upper", upper, base[1]))
+             if s != b]
+    return f"{base[0]} ({'; '.join(notes)})"
 
 
 def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=None,

@@ -20,7 +20,9 @@ pyarrow (the ``io`` extra: ``pip install 'elcvx[io]'``) are imported only when a
 dsjson needs them only for a second file of target probabilities. The format comes from the
 name (``.csv``, ``.tsv``, ``.parquet``/``.pq``, ``.jsonl``/``.ndjson``/``.json``,
 ``.dsjson``, each optionally ``.gz``); JSON files whose first event carries dsjson's
-``_label_*`` keys are read as dsjson. Conventions where the formats are silent are in
+``_label_*`` keys are read as dsjson. A JSON file may also be one document: a records array
+(pandas' ``to_json(orient="records")``) or an object of columns (its default ``to_json()``,
+and the ``index``, ``split`` and ``table`` orients). Conventions where the formats are silent are in
 ``docs/cli.md``.
 """
 
@@ -36,12 +38,13 @@ import os
 import re
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _validation as iv
-from .errors import ElcvxError, InvalidInputError
+from .errors import ElcvxError, InvalidInputError, WeightWarning
 from .sample import Sample
 
 __all__ = [
@@ -106,7 +109,8 @@ class Log:
     columns : dict
         How each quantity was read, e.g. ``{"w": "target_prob / logging_prob", "r": "reward"}``.
     notes : tuple of str
-        What a reader of the results should know (skipped events, ``pdrop`` handling).
+        What a reader of the results should know (skipped events, ``pdrop`` handling, a failed
+        :meth:`~elcvx.Sample.weight_check`).
     """
 
     sample: Sample
@@ -383,7 +387,7 @@ def detect_format(path) -> str:
         raise InvalidInputError(
             f"cannot read {path}: not a recognised log format (not Parquet, and not UTF-8 text: "
             f"{exc.where}); logs are CSV/TSV, Parquet, JSON lines or dsjson") from None
-    if fmt == "jsonl" or line.startswith("{"):
+    if fmt == "jsonl" or line.startswith(("{", "[")):
         return "dsjson" if _looks_like_dsjson(line) else "jsonl"
     return "csv"
 
@@ -648,8 +652,139 @@ def _no_duplicate_keys(line: str, keys, where: str) -> None:
     _no_duplicates(where, [k for k, _ in top], keys, what="key")
 
 
+_JSON_EXPECTED = ("expected JSON lines (one object per line), a records array ([{\"w\": ..., "
+                  "\"r\": ...}, ...]) or an object of columns ({\"w\": [...], \"r\": [...]})")
+
+
+def _json_head(path: str):
+    """The first non-blank line of a JSON file (decoded, stripped) and whether another follows."""
+    first = None
+    try:
+        with _Opened(path, progress=False, text="JSON") as f:
+            for raw in f:
+                line = raw.strip()
+                if not line:
+                    continue
+                if first is not None:
+                    return first, True
+                first = line.decode("utf-8")
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc}") from None
+    return first or "", False
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs):
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return d
+
+
+def _json_document(path: str, progress):
+    """The table held by a JSON file that is one document rather than JSON lines, or None.
+
+    A document is a file starting with ``[``, an object spread over several lines, or a single
+    line holding an object whose every value is an object or an array (a column-oriented
+    table). JSON lines (one flat object per line) give None and are read line by line.
+    """
+    first, more = _json_head(path)
+    if first.startswith("{"):
+        try:
+            rec = json.loads(first)
+        except ValueError:
+            rec = None  # an object spread over lines, or a malformed line: try the whole file
+        else:
+            if more or not (isinstance(rec, dict) and rec
+                            and all(isinstance(v, (dict, list)) for v in rec.values())):
+                return None
+    elif not first.startswith("["):
+        return None
+    try:
+        with _Opened(path, progress=progress, text="JSON") as f:
+            doc = json.load(f, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise InvalidInputError(f"{path} has an object with two keys named {exc.args[0]!r}: "
+                                "rename one") from None
+    except ValueError as exc:
+        if first.startswith("{"):
+            return None  # not one document either: the JSON-lines reader names the bad line
+        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
+        raise InvalidInputError(f"{path} is not valid JSON ({getattr(exc, 'msg', exc)}{where}); "
+                                f"{_JSON_EXPECTED}") from None
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc}") from None
+    return _document_frame(doc, path)
+
+
+def _document_frame(doc, path: str):
+    """A DataFrame from a parsed JSON document: pandas' ``to_json`` orients ``records``,
+    ``columns`` (the default), ``index``, ``split`` and ``table``, or an object of arrays.
+    Anything else is one short line saying what is expected (never the data)."""
+    pd = _pandas()
+    if isinstance(doc, dict) and isinstance(doc.get("data"), list):
+        if isinstance(doc.get("columns"), list):  # orient="split"
+            names = doc["columns"]
+            if not all(isinstance(r, list) and len(r) == len(names) for r in doc["data"]):
+                raise InvalidInputError(f"{path}: a split-oriented JSON table whose \"data\" rows "
+                                        f"do not all have {iv.plural(len(names), 'value')}")
+            _no_duplicates(path, [str(c) for c in names])
+            df = pd.DataFrame(doc["data"], columns=[str(c) for c in names])
+            df.index = pd.RangeIndex(1, len(df) + 1, name="record")
+            return df
+        if "schema" in doc:  # orient="table": the records are in "data"
+            doc = doc["data"]
+    if isinstance(doc, list):
+        bad = next((i for i, x in enumerate(doc) if not isinstance(x, dict)), None)
+        if bad is not None:
+            what = "an array" if isinstance(doc[bad], list) else f"a {type(doc[bad]).__name__}"
+            raise InvalidInputError(f"{path}: item {bad + 1} of the JSON array is {what}, not an "
+                                    f"object with named values; {_JSON_EXPECTED}")
+        df = pd.DataFrame.from_records(doc)
+        df.index = pd.RangeIndex(1, len(df) + 1, name="record")
+        return df
+    if not (isinstance(doc, dict) and doc and all(isinstance(v, (dict, list)) for v in doc.values())):
+        what = "object" if isinstance(doc, dict) else type(doc).__name__
+        raise InvalidInputError(f"{path} holds one JSON {what} that is not a table; {_JSON_EXPECTED}")
+    if all(isinstance(v, list) for v in doc.values()):
+        sizes = [(k, len(v)) for k, v in doc.items()]
+        odd = next(((k, n) for k, n in sizes if n != sizes[0][1]), None)
+        if odd is not None:
+            raise InvalidInputError(f"{path}: the JSON columns differ in length ({sizes[0][0]!r} "
+                                    f"has {iv.plural(sizes[0][1], 'value')}, {odd[0]!r} has "
+                                    f"{iv.plural(odd[1], 'value')})")
+        df = pd.DataFrame({k: pd.Series(v) for k, v in doc.items()})
+        df.index = pd.RangeIndex(1, len(df) + 1, name="record")
+        return df
+    if not all(isinstance(v, dict) for v in doc.values()):
+        raise InvalidInputError(f"{path} mixes arrays and objects as its columns; {_JSON_EXPECTED}")
+    inner = list(dict.fromkeys(k for v in doc.values() for k in v))
+    if all(k.isdigit() for k in doc) and not all(k.isdigit() for k in inner):
+        # orient="index": {row: {column: value}}
+        df = pd.DataFrame.from_records(list(doc.values()))
+        df.index = pd.Index(list(doc), name="row")
+        return df
+    # orient="columns" (pandas' default): {column: {row: value}}; a missing cell is missing
+    df = pd.DataFrame({c: pd.Series([col.get(k) for k in inner]) for c, col in doc.items()})
+    df.index = pd.Index(inner, name="row")
+    return df
+
+
 def _read_jsonl(path, columns, progress):
     pd = _pandas()
+    doc = _json_document(path, progress)
+    if doc is not None:
+        if len(doc) and columns is not None:
+            _missing_columns(path, columns, list(doc.columns))
+            doc = doc[columns]
+        return doc
     lines = []
     if columns is None:
         records = []
@@ -677,7 +812,7 @@ def _read_jsonl(path, columns, progress):
 def _locator(index):
     """index position -> "line 7" / "row 3" for error messages."""
     name = getattr(index, "name", None)
-    if name in ("line", "row"):
+    if name in ("line", "row", "record"):
         return lambda i: f"{name} {index[i]}"
     return lambda i: f"row {index[i]!r}"
 
@@ -699,7 +834,7 @@ def _numeric(name: str, values, where) -> np.ndarray:
             try:
                 out[i] = float(v)
             except (TypeError, ValueError):
-                raise InvalidInputError(f"{where(i)}: {name} is {v!r}, not a number") from None
+                raise InvalidInputError(f"{where(i)}: {name} is {iv._short(v)}, not a number") from None
     nan = np.isnan(out)
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
@@ -717,7 +852,7 @@ def _column(df, col: str, where) -> np.ndarray:
     bad = (num.isna() & s.notna()).to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(f"{where(i)}: column {col!r} is {s.iloc[i]!r}, not a number")
+        raise InvalidInputError(f"{where(i)}: column {col!r} is {iv._short(s.iloc[i])}, not a number")
     return _numeric(f"column {col!r}", num.to_numpy(dtype=float, na_value=np.nan), where)
 
 
@@ -880,10 +1015,12 @@ def sample_from_dataframe(df, *, weight=None, target_prob=None, logging_prob=Non
     pd = _pandas()
     if not isinstance(df, pd.DataFrame):
         raise InvalidInputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    return _sample_from_frame(df, "the DataFrame", weight=weight, target_prob=target_prob,
-                              logging_prob=logging_prob, reward=reward, cost=cost, count=count,
-                              wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
-                              cmax=cmax)[0]
+    sample, described = _sample_from_frame(
+        df, "the DataFrame", weight=weight, target_prob=target_prob, logging_prob=logging_prob,
+        reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin,
+        rmax=rmax, cmin=cmin, cmax=cmax)
+    _check_weights(sample, described["w"])
+    return sample
 
 
 def _sample_from_frame(df, source, *, prefix="", weight, target_prob, logging_prob, reward, cost, count,
@@ -944,7 +1081,10 @@ def read_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     Returns
     -------
     Log
-        ``.sample`` is the :class:`~elcvx.Sample`.
+        ``.sample`` is the :class:`~elcvx.Sample`. When its weights fail
+        :meth:`~elcvx.Sample.weight_check` (a mean implausibly far from ``E[w] = 1``, or
+        ``wmax = inf`` leaving the estimate dependent on an unobserved weight), ``.notes`` says
+        so and a :class:`~elcvx.errors.WeightWarning` is issued (as by every reader here).
 
     Raises
     ------
@@ -976,6 +1116,16 @@ def read_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
             present, weight, target_prob, logging_prob, reward, cost)
         names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
         df = read_table(path, columns=names, format=fmt, progress=progress)
+    elif (doc := _json_document(path, progress)) is not None:
+        # One JSON document (a records array, an object of columns): its columns are known.
+        present = list(doc.columns)
+        weight, target_prob, logging_prob, reward, cost = _resolve_columns(
+            present, weight, target_prob, logging_prob, reward, cost)
+        names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
+        _missing_columns(path, names, present)
+        if len(doc) == 0:
+            raise InvalidInputError(f"{path} has no data rows")
+        df = doc[list(dict.fromkeys(names))]
     else:
         # JSON lines have no header: default names are resolved on the first record.
         if weight is None and target_prob is None or reward is None and cost is None:
@@ -993,7 +1143,36 @@ def read_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
         df, path, prefix=f"{path}: ", weight=weight, target_prob=target_prob, logging_prob=logging_prob,
         reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin,
         rmax=rmax, cmin=cmin, cmax=cmax)
-    return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described)
+    notes = _check_weights(sample, described["w"])
+    return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described, notes=notes)
+
+
+def _weights_note(check, weights: str) -> str:
+    """``check.message`` naming where the weights came from (``weights``: a column, or
+    ``"target / logging"``); ``""`` when there is nothing to say."""
+    source = weights if "/" in weights else f"column {weights!r}"
+    return check.message.replace("the importance weights", f"the importance weights ({source})", 1)
+
+
+def _check_weights(sample, weights: str) -> tuple:
+    """The note on a log's weights from :meth:`Sample.weight_check` (``()`` when there is none),
+    also issued as a :class:`~elcvx.errors.WeightWarning`. Every reader of this module calls it
+    once, on the sample it hands out: the one place where a log becomes a sample, and where the
+    columns the weights came from (``weights``) are known."""
+    try:
+        check = sample.weight_check()
+    except ElcvxError:  # the MLE failed: the estimate will say so; reading the log did not fail
+        return ()
+    note = _weights_note(check, weights)
+    if not note:
+        return ()
+    # Point the warning at the user's line: the first frame outside this package.
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(note, WeightWarning, stacklevel=level)
+    return (note,)
 
 
 def _table_columns(path, fmt):
@@ -1018,7 +1197,7 @@ def _number(rec, key, lineno, path, *, default=None):
     if v is None:
         raise InvalidInputError(f"{path}: line {lineno} has no {key!r}")
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise InvalidInputError(f"{path}: line {lineno}: {key} is {v!r}, not a number")
+        raise InvalidInputError(f"{path}: line {lineno}: {key} is {iv._short(v)}, not a number")
     v = float(v)
     if not math.isfinite(v):
         raise InvalidInputError(f"{path}: line {lineno}: {key} is {v!r}, not a finite number")
@@ -1161,6 +1340,7 @@ def read_dsjson(path, *, target_prob, target_prob_column="target_prob", pdrop="e
     columns = {"w": f"{target_desc} / _label_probability", "r": "-_label_cost"}
     if counts is not None:
         columns["counts"] = f"pdrop ({pdrop})"
+    notes.extend(_check_weights(sample, columns["w"]))
     return Log(sample=sample, path=path, format="dsjson", n_rows=n_events, skipped=skipped,
                columns=columns, notes=tuple(notes))
 

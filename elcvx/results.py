@@ -33,7 +33,7 @@ class _ReadOnlyArrays:
 
 @dataclass(frozen=True, eq=False)
 class EstimateResult(_ReadOnlyArrays):
-    """The EL point estimate (the paper's eq. (vhatmle)).
+    """The EL point estimate (the paper's eq. (vhatmle)); ``float(result)`` is its ``value``.
 
     Attributes
     ----------
@@ -81,6 +81,10 @@ class EstimateResult(_ReadOnlyArrays):
     method: str
     status: str
     work: tuple = field(default=(0, 0), repr=False)
+
+    def __float__(self):
+        """``float(elcvx.estimate(s))`` is the estimate's ``value``."""
+        return float(self.value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -266,6 +270,9 @@ class BaselineEstimate:
     n: float
     note: str = ""
 
+    def __float__(self):
+        return float(self.value)
+
 
 @dataclass(frozen=True, eq=False)
 class BaselineInterval(_Pair):
@@ -336,6 +343,9 @@ class CressieReadEstimate:
     divergence: float
     n: float
     method: str = "closed form"
+
+    def __float__(self):
+        return float(self.value)
 
     def weights(self, w):
         """``Q`` per example at importance weight(s) ``w``: ``(gamma + beta (w - 1)) / (N + 1)``."""

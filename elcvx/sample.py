@@ -10,6 +10,71 @@ from . import _validation as iv
 from .errors import InvalidInputError
 
 
+#: :meth:`Sample.weight_check`'s rule: the mean weight is implausible when EL's likelihood-ratio
+#: statistic of ``E[w] = 1`` exceeds ``WEIGHT_CHECK_Z**2`` (4 "standard errors") and the mean is
+#: more than ``WEIGHT_CHECK_TOL`` from 1.
+WEIGHT_CHECK_Z = 4.0
+WEIGHT_CHECK_TOL = 0.05
+#: With ``wmax = inf``, the estimate "depends on the unobserved weight" when its range over that
+#: weight's reward is wider than this fraction of the reward range.
+UNOBSERVED_TOL = 1e-3
+
+
+@dataclass(frozen=True)
+class WeightCheck:
+    """The check of ``E[w] = 1`` on a sample's weights (:meth:`Sample.weight_check`).
+
+    For every context, ``E_h[pi(a|x) / h(a|x)] = sum_a pi(a|x) = 1`` (when ``h`` gives every
+    action of ``pi`` a positive probability), so a log whose weights average far from 1 was
+    built from the wrong columns; its estimates would be confidently wrong.
+
+    The rule: implausible when EL's likelihood-ratio statistic of ``E[w] = 1`` (``2 l*_mle``,
+    the MLE's log-likelihood ratio, chi-square(1) for a correct log) exceeds ``4**2 = 16``
+    (``p = 6.3e-5``, "4 standard errors") **and** ``|mean - 1| > 0.05``. The statistic, not
+    ``(mean - 1) / se``, because it knows the weight bounds: a mean below 1 is expected in a
+    small log where a rare, large weight (up to ``wmax``) has not been seen yet, and the
+    statistic then stays small (with ``wmax = inf`` it is 0); the sample's standard error would
+    call that implausible. The 0.05 keeps a huge log from being flagged for a harmless bias
+    (e.g. probabilities rounded to a few digits).
+
+    Attributes
+    ----------
+    mean, se : float
+        The weights' mean ``sum c w / N`` and its standard error
+        ``sqrt(sum c (w - mean)**2 / (N (N - 1)))`` (``nan`` when ``N <= 1``).
+    n : float
+        ``N``, the number of examples (sum of counts).
+    n_rows : int
+    statistic, pvalue : float
+        EL's likelihood-ratio statistic of ``E[w] = 1`` given ``[wmin, wmax]`` and its
+        chi-square(1) p-value.
+    plausible : bool
+        False when the rule above flags the mean.
+    unobserved_wmass : float
+        The importance-weighted mass the MLE puts on an unobserved extra atom: the EL
+        estimate's range over that atom's reward, as a fraction of the reward range.
+    depends_on_unobserved : bool
+        ``wmax`` is infinite and ``unobserved_wmass > 1e-3``: the estimate depends on the reward
+        of an unobserved, unbounded weight (give ``wmax`` or ``pmin``).
+    message : str
+        What a reader should know, or ``""``: the text of :class:`~elcvx.errors.WeightWarning`.
+    """
+
+    mean: float
+    se: float
+    n: float
+    n_rows: int
+    statistic: float
+    pvalue: float
+    plausible: bool
+    unobserved_wmass: float
+    depends_on_unobserved: bool
+    message: str = ""
+
+    def __bool__(self):
+        return self.plausible and not self.depends_on_unobserved
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class Sample:
     """A validated, immutable off-policy sample.
@@ -25,8 +90,11 @@ class Sample:
         Every computation treats ``Sample(w, r, counts=c)`` exactly as the uncompressed rows.
     wmin, wmax : float
         Bounds on the importance weight; ``wmin < 1 < wmax`` (else ``E[w] = 1`` is impossible).
-        ``wmax`` is required and may be ``np.inf``; with per-action logging probabilities at least
-        ``pmin``, ``wmax = 1/pmin`` (see :meth:`from_probs`).
+        ``wmax`` defaults to ``np.inf``, as in every other entry point (:meth:`from_probs`,
+        :mod:`elcvx.io`, the command line): always valid, but the interval is wider, and where
+        the weights average below 1 the estimate depends on the reward of an unobserved,
+        unbounded weight (:meth:`weight_check` says by how much). With per-action logging
+        probabilities at least ``pmin``, ``wmax = 1/pmin`` (see :meth:`from_probs`).
     rmin, rmax : float
         Bounds on the reward. Rewards are rescaled to ``[0, 1]`` inside; every reported number is
         on this ``[rmin, rmax]`` scale.
@@ -41,6 +109,8 @@ class Sample:
     >>> c = s.compress()
     >>> c.n_rows, c.counts.tolist()
     (3, [1.0, 1.0, 2.0])
+    >>> c  # a summary, not the rows
+    Sample(N=4, rows=3, w: 0 to 2, mean 1.125 ± 0.52 (se), bounds [0, 10]; r: 0 to 1, bounds [0, 1])
     """
 
     w: np.ndarray
@@ -52,7 +122,7 @@ class Sample:
     rmax: float
     n: float = field(repr=False)
 
-    def __init__(self, w, r, *, counts=None, wmin=0.0, wmax, rmin=0.0, rmax=1.0):
+    def __init__(self, w, r, *, counts=None, wmin=0.0, wmax=np.inf, rmin=0.0, rmax=1.0):
         wmin = iv.finite_scalar("wmin", wmin)
         wmax = iv.finite_scalar("wmax", wmax, allow_inf=True)
         rmin = iv.finite_scalar("rmin", rmin)
@@ -216,6 +286,74 @@ class Sample:
 
     def __len__(self) -> int:
         return self.n_rows
+
+    # -- summary and the check of E[w] = 1 -------------------------------------------------------
+    def _weight_moments(self):
+        """The weights' mean and its standard error (both with the counts)."""
+        if self.w.min() == self.w.max():  # exactly, not up to the rounding of the sums
+            return float(self.w[0]), 0.0 if self.n > 1 else float("nan")
+        # On the scale of the largest weight, so that weights up to 1.8e308 do not overflow.
+        scale = float(self.w.max())
+        x = self.w / scale
+        m = float(np.dot(self.c, x) / self.n)
+        if not self.n > 1:
+            return scale * m, float("nan")
+        d = x - m
+        se = float(np.sqrt(float(np.dot(self.c, d * d)) / (self.n - 1) / self.n))
+        return scale * m, scale * se
+
+    def __repr__(self) -> str:
+        mean, se = self._weight_moments()
+        n = f"{self.n:.0f}" if float(self.n).is_integer() and self.n < 1e16 else f"{self.n:.6g}"
+        return (f"Sample(N={n}, rows={self.n_rows}, w: {self.w.min():.4g} to {self.w.max():.4g}, "
+                f"mean {mean:.4g} ± {se:.2g} (se), bounds [{self.wmin:.4g}, {self.wmax:.4g}]; "
+                f"r: {self.r.min():.4g} to {self.r.max():.4g}, bounds [{self.rmin:.4g}, "
+                f"{self.rmax:.4g}])")
+
+    def weight_check(self, *, method: str = "auto") -> WeightCheck:
+        """Check ``E[w] = 1``: the weights' mean with its standard error, and whether it is
+        plausible (see :class:`WeightCheck` for the rule and why).
+
+        Uses the EL MLE (cached on the sample, so a later :func:`elcvx.estimate` costs nothing
+        more). The readers of :mod:`elcvx.io` call it on every log they read, issue its message
+        as a :class:`~elcvx.errors.WeightWarning` and add it to the log's notes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from elcvx import Sample
+        >>> w = np.tile([0.0, 2.972], 5000)  # a wrong probability column: weights average 1.486
+        >>> chk = Sample(w, np.tile([0.0, 1.0], 5000), wmax=10).weight_check()
+        >>> round(chk.mean, 3), round(chk.se, 4), chk.plausible
+        (1.486, 0.0149, False)
+        """
+        from . import _dispatch
+
+        mean, se = self._weight_moments()
+        mle, _ = _dispatch.mle(self, method)
+        statistic = max(2.0 * float(mle.loglik), 0.0)
+        pvalue = float(iv.pvalue("chi2", statistic, self.n))
+        with np.errstate(over="ignore", invalid="ignore"):
+            cq = mle.q if self.counts is None else self.counts * mle.q
+            wmass = max(1.0 - float(np.dot(cq, self.w)), 0.0)
+        plausible = not (statistic > WEIGHT_CHECK_Z ** 2 and abs(mean - 1.0) > WEIGHT_CHECK_TOL)
+        unobserved = bool(np.isinf(self.wmax) and wmass > UNOBSERVED_TOL)
+        n = f"{self.n:.0f}" if float(self.n).is_integer() and self.n < 1e16 else f"{self.n:.6g}"
+        said = f"the importance weights average {mean:.4g} (standard error {se:.2g}, N = {n})"
+        messages = []
+        if not plausible:
+            messages.append(
+                f"{said}, but E[w] = 1 in a correct log (EL's test: statistic {statistic:.4g}, "
+                f"p = {pvalue:.2g}): the probability columns are probably wrong, and so is "
+                "every estimate from them")
+        if unobserved:
+            messages.append(
+                f"{said if plausible else 'and'} with wmax = inf: the EL estimate depends on "
+                f"the unknown reward of an unobserved, unbounded weight, over {100 * wmass:.3g}% "
+                "of the reward range (its value_range); give wmax or pmin (--wmax, --pmin)")
+        return WeightCheck(mean=mean, se=se, n=self.n, n_rows=self.n_rows, statistic=statistic,
+                           pvalue=pvalue, plausible=plausible, unobserved_wmass=wmass,
+                           depends_on_unobserved=unobserved, message="; ".join(messages))
 
     # -- copy and pickle -------------------------------------------------------------------------
     def __getstate__(self):

@@ -14,8 +14,9 @@ import pytest
 from elcvx.experiments import realistic as R
 from elcvx.experiments.cli import main as reproduce_main
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "openml"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not present")
+ROOT = Path(__file__).resolve().parents[1]
+DATA = R.find_data_dir(ROOT)  # ../shared/data/openml, else data/openml (elcvx datasets fetch)
+needs_data = pytest.mark.skipif(DATA is None, reason=R.missing_data_reason(ROOT))
 
 
 def _write(path: Path, text: str) -> Path:

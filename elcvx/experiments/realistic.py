@@ -5,7 +5,9 @@ Feedback"; details and conventions in ``docs/realistic.md``)
 --------------------------------------------------------------------------------------------
 * **Data.** Every ``*.csv.gz`` of a folder (file name ``<openml id>_<name>.csv.gz``; numeric
   columns, the last one ``label`` in ``0..K-1``) is read (:func:`load_dataset`), shuffled once
-  with ``SeedSequence(seed, spawn_key=(id,))`` and cut to at most 10,000 rows.
+  with ``SeedSequence(seed, spawn_key=(id,))`` and cut to at most 10,000 rows. The files are in
+  ``../shared/data/openml`` (an offline copy) or downloaded and converted by ``elcvx datasets
+  fetch`` (:func:`elcvx.datasets.fetch_datasets`); :func:`find_data_dir` looks in both.
 * **Supervised-to-bandit.** Actions are the classes; the reward of action ``a`` on row ``i`` is
   ``1[a == y_i]`` (:func:`bandit_rewards`).
 * **Splits** (sequential, by row, after the shuffle; :func:`split_sizes`): 20/60/20
@@ -58,7 +60,8 @@ from ..errors import InvalidInputError, SolverError
 
 __all__ = [
     "STRATEGIES", "ESTIMATORS", "INTERVAL_METHODS", "OBJECTIVES", "TABLES", "DEFAULT_SEED",
-    "MAX_ROWS", "DatasetError", "Dataset", "load_dataset", "load_folder", "bandit_rewards",
+    "MAX_ROWS", "DatasetError", "Dataset", "DATA_DIRS", "find_data_dir", "missing_data_reason",
+    "load_dataset", "load_folder", "bandit_rewards",
     "split_sizes", "strategy_args", "train_logging_policy", "pmf", "weight_bound", "true_value",
     "paired_outcome", "run_study", "merge_runs", "RealisticStudy",
 ]
@@ -98,6 +101,29 @@ RAW_TABLES = {
 
 class DatasetError(InvalidInputError):
     """A data folder that is missing or a dataset file that is malformed."""
+
+
+#: Where ``make reproduce-realistic`` and the tests look for the datasets, relative to the
+#: project root: the shared offline copy first, then the folder ``elcvx datasets fetch`` writes.
+DATA_DIRS = ("../shared/data/openml", "data/openml")
+#: How to get the datasets, in one line.
+FETCH_HINT = ("get them with `elcvx datasets fetch --dir data/openml` (needs the 'data' extra, "
+              "pip install 'elcvx[data]', and access to openml.org)")
+
+
+def find_data_dir(root=".") -> Path | None:
+    """The first of :data:`DATA_DIRS` (relative to ``root``) that holds ``*.csv.gz`` files, or None."""
+    for d in DATA_DIRS:
+        path = Path(root) / d
+        if path.is_dir() and any(path.glob("*.csv.gz")):
+            return path
+    return None
+
+
+def missing_data_reason(root=".") -> str:
+    """Why the datasets are not found, and how to get them (one line, e.g. a test's skip reason)."""
+    where = " or ".join(str(Path(root) / d) for d in DATA_DIRS)
+    return f"the realistic study's OpenML datasets are not in {where}: {FETCH_HINT}"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -180,7 +206,7 @@ def load_folder(data_dir, *, datasets=None, seed: int = DEFAULT_SEED, max_rows: 
     d = Path(data_dir)
     if not d.is_dir():
         raise DatasetError(f"data folder {str(d)!r} does not exist (or is not a folder); expected "
-                           "'<openml id>_<name>.csv.gz' files, e.g. ../shared/data/openml")
+                           f"'<openml id>_<name>.csv.gz' files: {FETCH_HINT}")
     files = {}
     for p in sorted(d.glob("*.csv.gz")):
         m = _NAME.match(p.name)
@@ -188,7 +214,7 @@ def load_folder(data_dir, *, datasets=None, seed: int = DEFAULT_SEED, max_rows: 
             raise DatasetError(f"{p}: file name must be '<openml id>_<name>.csv.gz'")
         files[int(m.group(1))] = p
     if not files:
-        raise DatasetError(f"data folder {str(d)!r} has no '*.csv.gz' file")
+        raise DatasetError(f"data folder {str(d)!r} has no '*.csv.gz' file: {FETCH_HINT}")
     if datasets is not None:
         wanted = [int(i) for i in datasets]
         missing = [i for i in wanted if i not in files]
