@@ -31,8 +31,13 @@ docs: $(STAMP)
 reproduce-synthetic: $(STAMP)
 	$(PY) -m elcvx reproduce synthetic --out docs/synthetic
 
+# The realistic study's datasets: ../shared/data/openml when present (an offline copy, checked
+# against the manifest without the network), else data/openml, downloaded from openml.org.
+DATA_DIR ?= $(if $(wildcard ../shared/data/openml/*.csv.gz),../shared/data/openml,data/openml)
+
 reproduce-realistic: $(STAMP)
-	$(PY) -m elcvx reproduce realistic --data-dir ../shared/data/openml --tables ope,ci --jobs 1 --out docs/realistic
+	$(PY) -m elcvx datasets fetch --dir $(DATA_DIR)
+	$(PY) -m elcvx reproduce realistic --data-dir $(DATA_DIR) --tables ope,ci --jobs 1 --out docs/realistic
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
