@@ -393,7 +393,8 @@ def certify_profile(beta, tau, v, sample):
                         1 + beta * (wmin - 1) + tau * (wmin - v),
                         ihi + beta * (1 - ihi) - ihi * tau * v,
                         ihi + beta * (1 - ihi) + tau * (1 - ihi * v)])
-    if not corners.min() >= -1e-9 * max(1.0, abs(beta), abs(tau)):
+    # The polish lands on active corners exactly: a violation above rounding is an error.
+    if not corners.min() >= -1e-12 * max(1.0, abs(beta), abs(tau)):
         return Rejected("a corner constraint is violated")
     d = 1.0 + beta * (w - 1.0) + tau * (w * u - v)
     if not np.all(d > 0):
@@ -448,6 +449,13 @@ def profile(sample, v) -> ProfileSolution:
         if np.isnan(vi):
             raise ValueError(f"v[{i}] is NaN")
         if _profile_infeasible(vi, sample):
+            continue
+        if vi in (0.0, 1.0):
+            # A feasible end: the data leave no w u (w (1 - u)) mass, so the MLE, whose free
+            # atom can take that reward, meets E_Q[w u] = v: l_v = l*_mle (no program needed,
+            # and its dual has no interior there).
+            m = mle(sample)
+            out_l[i], out_b[i], out_t[i] = m.loglik, m.beta, 0.0
             continue
         errors = []
         for form in PROFILE_ORDER:

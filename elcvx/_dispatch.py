@@ -7,6 +7,8 @@ itself) is imported only when used.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import _fast, _moment
 from . import _validation as iv
 from .errors import SolverError
@@ -16,12 +18,17 @@ def _ok(status: str) -> bool:
     return status.startswith("optimal")
 
 
-def _run(method, fast_call, cvx_call, what):
+def _run(method, fast_call, cvx_call, what, fallback=None):
+    """``fallback``: a second numpy solver, tried when ``fast_call`` fails (part of the fast path)."""
     method = iv.option("method", method, iv.METHODS)
     if method in ("auto", "fast"):
         sol = fast_call()
         if _ok(sol.status):
             return sol, "fast"
+        if fallback is not None:
+            second = fallback()
+            if _ok(second.status):
+                return second, "fast"
         if method == "fast":
             raise SolverError(f"the fast path did not solve {what} (status: {sol.status})",
                               solver="elcvx fast path", status=sol.status)
@@ -79,6 +86,9 @@ def lower_bound(sample, mle_sol, quantile, side, method, wu=None, model=None):
         lambda: _cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
                                           side=side),
         f"the {side} bound",
+        # The general barrier solver, where the 2-d active-set method fails (weights within
+        # 1e-8 of 1, values an ulp from the range's end).
+        fallback=lambda: _moment.lower_bound(sample, (), mle_sol.loglik, quantile, side),
     )
 
 
@@ -93,7 +103,23 @@ def profile(sample, v_unit, mle_sol, method, model=None):
                               v_unit, beta_mle=mle_sol.beta),
         lambda: _cvx_module().profile(sample, v_unit),
         "the profile likelihood",
+        fallback=lambda: _profile_fallback(sample, v_unit, mle_sol),
     )
+
+
+def _profile_fallback(sample, v_unit, mle_sol):
+    """The general barrier solver for the profile, at the ``v`` strictly inside ``(0, 1)``; the
+    ends keep :mod:`elcvx._fast`'s exact rule (its solution there)."""
+    inner = (v_unit > 0.0) & (v_unit < 1.0)
+    sol = _moment.profile(sample, (), v_unit[inner])
+    ends = _fast.profile(sample.w, sample.u, sample.counts, sample.wmin, sample.wmax,
+                         v_unit[~inner], beta_mle=mle_sol.beta)
+    out = [np.empty(v_unit.shape) for _ in range(3)]
+    for arr, a, b in zip(out, (sol.loglik, sol.beta, sol.tau), (ends.loglik, ends.beta, ends.tau)):
+        arr[inner], arr[~inner] = a, b
+    status = sol.status if ends.status == "optimal" else f"{sol.status}; {ends.status}"
+    return sol._replace(loglik=out[0], beta=out[1], tau=out[2], status=status,
+                        work=(sol.work[0] + ends.work[0], sol.work[1] + ends.work[1]))
 
 
 def _cvx_module():

@@ -174,3 +174,38 @@ def test_float32_rounded_on_policy_logs_solve_on_every_path():
         assert_agree([fast.low, fast.high], [on.low, on.high], tol=1e-5, what=f"log {i}")
         assert_agree(elcvx.estimate(s, method="cvxpy").value, elcvx.estimate(s, method="fast").value,
                      what=f"estimate {i}")
+
+
+# --- found by the fuzz suite (tests/test_fuzz.py) ---------------------------------------------
+@pytest.mark.parametrize("sample, v, expected", [
+    # v an ulp above the constant reward: the 2-d method's line search failed; the barrier
+    # solver answers. Reference: the cvxpy path (0).
+    (Sample([1.0, 1.0], [0.5, 0.5], wmax=10.0), 0.5 + 1e-15, 0.0),
+    # v at the estimate of a weight an ulp from 1: max_iter. Reference: cvxpy (0).
+    (Sample([0.9999999999900725], [1.0], wmax=10.0), 0.9999999999889694, 0.0),
+    # max_iter. Reference: cvxpy, 1.6184076 (also the barrier solver's).
+    (Sample([2.2675209995947743, 8.315185217134125, 1.9072614860109738], [0.0] * 3, wmax=100.0),
+     0.23641788227798988, 1.61840763),
+])
+def test_profile_where_the_active_set_method_fails(sample, v, expected):
+    stat = elcvx.profile(sample, [v], method="fast").statistic
+    assert_agree(stat, [expected], tol=1e-6, scale=1.0)
+
+
+def test_the_cvxpy_profile_rejects_a_corner_violated_above_rounding():
+    # Clarabel's point broke a corner constraint by 6e-6 (|tau| ~ 1e4) and was certified with a
+    # tolerance of 1e-9 |tau|: the statistic came out 0.41674092. Reference: the fast path and
+    # the point evaluated in 50-digit arithmetic (0.41673283).
+    s = Sample([0.9274315099666071, 0.19140885740171557, 0.00012977248564065912],
+               [0.75, 0.75, 0.5], wmax=2.6086298664236875, rmin=0.5, rmax=0.75)
+    for method in ("fast", "cvxpy"):
+        stat = elcvx.profile(s, [0.7499964381237036], method=method).statistic
+        assert_agree(stat, [0.41673283], tol=1e-7, scale=1.0, what=method)
+
+
+def test_the_cvxpy_profile_at_a_feasible_end_is_the_mle():
+    # Every reward 0, so v = 0 is the MLE's own value: the statistic is exactly 0 (cvxpy gave
+    # 7.7e-4 from a program without an interior there).
+    s = Sample([1.3052353446003582, 5463116546430447.0, 305252844595129.8, 151288427497051.4],
+               [0.0] * 4, counts=[3.0, 3.0, 2.0, 2.0], wmax=np.inf)
+    assert elcvx.profile(s, [0.0], method="cvxpy").statistic.tolist() == [0.0]
