@@ -171,7 +171,7 @@ def solve_beta(d, c, n, wmin, wmax, work, beta0=None):
             return new, "optimal"
         # g at its rounding floor: the size of the terms at beta, not of d (with one weight of
         # 1e16, sum c |d| is 1e16 while the terms t at the root are about 1/beta).
-        if abs(g) <= 1e-14 * floor:
+        if abs(g) <= 1e-14 * floor and math.isfinite(floor):
             return beta, "optimal"
         beta = new
     return beta, "max_iter"

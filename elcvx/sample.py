@@ -75,6 +75,10 @@ class WeightCheck:
         return self.plausible and not self.depends_on_unobserved
 
 
+# The largest importance weight accepted: every formula stays finite in float64 up to it.
+MAX_WEIGHT = 1e300
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class Sample:
     """A validated, immutable off-policy sample.
@@ -82,7 +86,8 @@ class Sample:
     Parameters
     ----------
     w : array_like
-        Importance weights ``w_n = pi(a_n|x_n) / h_n(a_n|x_n)``, in ``[wmin, wmax]``.
+        Importance weights ``w_n = pi(a_n|x_n) / h_n(a_n|x_n)``, in ``[wmin, wmax]`` and at
+        most :data:`MAX_WEIGHT` (``1e300``).
     r : array_like
         Rewards, in ``[rmin, rmax]``.
     counts : array_like, optional
@@ -142,6 +147,9 @@ class Sample:
         w = iv.vector("w", w)
         r = iv.vector("r", r, n=w.size)
         iv.within("w", w, wmin, wmax, hint=" (the weights must lie in [wmin, wmax])")
+        iv.within("w", w, 0.0, MAX_WEIGHT, hint=(
+            " : elcvx computes with N (1 + beta (w - 1)) and w^2, which overflow beyond it; a "
+            "weight this large means a logging probability below 1e-300 (check the log)"))
         iv.within("r", r, rmin, rmax, hint=" (the rewards must lie in [rmin, rmax])")
         if counts is not None:
             counts = iv.vector("counts", counts, n=w.size)
