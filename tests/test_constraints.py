@@ -164,3 +164,36 @@ def test_action_constraints_hold_on_the_data_and_solve():
     marg, marg_atoms = mc.action_marginals(s, a, pi.mean(axis=0))
     assert [c.target for c in marg] == pytest.approx(pi.mean(axis=0)[:2].tolist())
     assert elcvx.estimate(s, constraints=marg, atoms=marg_atoms, method="fast").status == "optimal"
+
+
+def constrained_models(seed):
+    s, predicted, expected, a, pi = simulate_bandit(300, seed)
+    actions, atoms = mc.action_control_variates(s, a, pi)
+    return s, [([mc.reward_model(s, predicted, expected, deterministic=True)], None),
+               (actions, atoms)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fast_and_clarabels_own_answers_agree_with_constraints(seed):
+    # The cvxpy side is Clarabel's own primal q and multipliers, certified by their duality gap
+    # (no Newton polish): the estimate, l* and the bounds agree to AGREEMENT.
+    s, models = constrained_models(seed)
+    for constraints, atoms in models:
+        kw = dict(constraints=constraints, atoms=atoms)
+        fast, cvx = elcvx.estimate(s, method="fast", **kw), elcvx.estimate(s, method="cvxpy", **kw)
+        assert cvx.method == "cvxpy"
+        assert_agree(cvx.value, fast.value, what="estimate")
+        assert_agree(cvx.loglik, fast.loglik, scale=s.n, what="l*")
+        (lo_f, hi_f), (lo_c, hi_c) = (elcvx.interval(s, method=m, **kw) for m in ("fast", "cvxpy"))
+        assert_agree([lo_c, hi_c], [lo_f, hi_f], what="interval")
+
+
+def test_the_cross_check_fails_on_a_small_error():
+    # The same comparison with the target of the constraint moved by 1e-4 on one side only.
+    s, models = constrained_models(0)
+    (c,), _ = models[0]
+    moved = MomentConstraint(c.values, c.target + 1e-4, atom_range=c.atom_range)
+    (lo, hi) = elcvx.interval(s, constraints=[c], method="fast")
+    (lo_m, hi_m) = elcvx.interval(s, constraints=[moved], method="cvxpy")
+    with pytest.raises(AssertionError):
+        assert_agree([lo_m, hi_m], [lo, hi])
