@@ -105,4 +105,5 @@ def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
         method=path,
         status=sol.status,
         work=sol.work,
+        lambdas=sol.lambdas,
     )

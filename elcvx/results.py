@@ -62,6 +62,9 @@ class EstimateResult(_ReadOnlyArrays):
         Number of examples (sum of counts).
     method, status : str
         The path that computed it (``"fast"`` or ``"cvxpy"``) and its final status.
+    lambdas : tuple of float
+        The multipliers of the moment constraints (``constraints=``), one per constraint;
+        empty without.
     work : tuple of int
         The fast path's passes over the data (evaluations of an objective with its
         derivatives) and the rows they read, the MLE's included (it is computed once per
@@ -81,6 +84,7 @@ class EstimateResult(_ReadOnlyArrays):
     method: str
     status: str
     work: tuple = field(default=(0, 0), repr=False)
+    lambdas: tuple = ()
 
     def __float__(self):
         """``float(elcvx.estimate(s))`` is the estimate's ``value``."""
