@@ -31,6 +31,10 @@ docs: $(STAMP)
 reproduce-synthetic: $(STAMP)
 	$(PY) -m elcvx reproduce synthetic --out docs/synthetic
 
+.PHONY: reproduce-constraints
+reproduce-constraints: $(STAMP)
+	$(PY) -m elcvx reproduce constraints --out docs/constraints
+
 # The realistic study's datasets: ../shared/data/openml when present (an offline copy, checked
 # against the manifest without the network), else data/openml, downloaded from openml.org.
 DATA_DIR ?= $(if $(wildcard ../shared/data/openml/*.csv.gz),../shared/data/openml,data/openml)

@@ -12,7 +12,7 @@ import shlex
 import sys
 
 from ..errors import ElcvxError
-from . import realistic, synthetic
+from . import constraints_study, realistic, synthetic
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -66,6 +66,7 @@ def add_reproduce_parser(subparsers):
     syn.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     syn.set_defaults(func=run)
     _add_realistic(which)
+    _add_constraints(which)
     rep.set_defaults(func=run)
     return rep
 
@@ -125,6 +126,46 @@ def _add_realistic(which):
                       help="worker processes (default %(default)s; results do not depend on it)")
     real.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     real.set_defaults(func=run)
+
+
+def _add_constraints(which):
+    study = constraints_study  # short for the defaults below
+    con = which.add_parser(
+        "constraints",
+        help="coverage and width of EL intervals with control variates and of policy differences",
+        description="A simulated contextual bandit with known true values: coverage, width and "
+                    "MSE of the plain EL interval, EL with a reward-model control variate, EL with "
+                    "per-action control variates, and the difference of two policies (one EL "
+                    "model against two separate intervals); write summary.csv, "
+                    "replicates.csv.gz, constraints.png and summary.md.",
+    )
+    con.add_argument("--replicates", type=_positive_int, default=study.DEFAULT_REPLICATES,
+                     help="logs per sample size (default %(default)s)")
+    con.add_argument("--seed", type=int, default=study.DEFAULT_SEED,
+                     help="root seed of the random streams (default %(default)s)")
+    con.add_argument("--sizes", type=_positive_int, nargs="+", default=list(study.DEFAULT_SIZES),
+                     metavar="N", help="sample sizes (default: %(default)s)")
+    con.add_argument("--out", default="elcvx-constraints", help="output directory (default %(default)s)")
+    con.add_argument("--jobs", type=_positive_int, default=2,
+                     help="worker processes (default %(default)s; results do not depend on it)")
+    con.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    con.set_defaults(func=run)
+
+
+def _run_constraints(args) -> int:
+    parts = ["elcvx", "reproduce", "constraints", "--replicates", str(args.replicates),
+             "--seed", str(args.seed), "--jobs", str(args.jobs), "--out", args.out]
+    if list(args.sizes) != list(constraints_study.DEFAULT_SIZES):
+        parts += ["--sizes"] + [str(n) for n in args.sizes]
+
+    def run_all():
+        study = constraints_study.run_study(args.sizes, args.replicates, args.seed, jobs=args.jobs,
+                                            progress=not args.quiet)
+        return study, study.write(args.out, command=shlex.join(parts))
+
+    return _execute(run_all, lambda st: f"constraints study: {len(st.sizes)} sizes x "
+                                        f"{st.replicates} replicates in {st.wall_time:.1f} s with "
+                                        f"{st.jobs} job(s), {len(st.errors)} failure(s)")
 
 
 def _realistic_command(args) -> str:
@@ -195,6 +236,8 @@ def run(args) -> int:
     """Execute ``reproduce <experiment>`` from parsed arguments; return the exit status."""
     if getattr(args, "experiment", None) == "realistic":
         return _run_realistic(args)
+    if getattr(args, "experiment", None) == "constraints":
+        return _run_constraints(args)
     if getattr(args, "experiment", None) != "synthetic":
         print(f"elcvx: error: unknown experiment {getattr(args, 'experiment', None)!r}", file=sys.stderr)
         return 2
