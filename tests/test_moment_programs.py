@@ -352,3 +352,28 @@ def test_mutation_fails_the_cross_check(name, mutation_case):
         detected.append(what)
     expected = {"objective"} | ({f"g{j}" for j in range(len(cons))} if name.endswith("primal") else set())
     assert expected <= set(detected), detected
+
+
+def test_programs_speak_the_papers_units_and_take_constraints_later():
+    # Program.log_likelihood() is sum_n c_n log Q_n (= -N log N - l*), atom_masses() the atoms'
+    # probabilities, so that E_Q[1] = 1 reads directly; with_constraints() rebuilds the builder.
+    import math
+
+    import elcvx
+    from elcvx import programs
+
+    s = elcvx.Sample([0.0, 2.0, 2.0, 0.5, 3.0], [0.0, 1.0, 0.5, 1.0, 0.2], wmax=10,
+                     counts=[1.0, 2.0, 1.0, 3.0, 1.0])
+    c = elcvx.MomentConstraint(s.w * np.array([0.2, 0.7, 0.4, 0.9, 0.3]), 0.6,
+                               atom_range=lambda w: (0.0, w))
+    plain = programs.mle_primal(s)
+    for program, model in ((plain, None), (plain.with_constraints([c]), [c])):
+        program.solve()
+        est = elcvx.estimate(s, constraints=model, method="fast")
+        assert_agree(program.log_likelihood(), -s.n * math.log(s.n) - est.loglik, scale=s.n)
+        q = program.variables["q"].value
+        total = float(s.counts @ q) + sum(program.atom_masses().values())
+        assert_agree(total, 1.0, what="E_Q[1]")
+    assert plain.with_constraints([c]).name == programs.mle_primal(s, constraints=[c]).name
+    with pytest.raises(ValueError, match="has not been solved"):
+        programs.lower_bound_primal(s).log_likelihood()

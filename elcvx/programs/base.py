@@ -70,6 +70,40 @@ class Program:
     constraints: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     log: list = field(default_factory=list, repr=False)
+    rebuild: object = field(default=None, repr=False)  # (constraints, atoms) -> Program
+
+    # -- the paper's units -------------------------------------------------------------------
+    def log_likelihood(self) -> float:
+        """``sum_n c_n log Q_n`` at the last solution: the paper's log-likelihood of the
+        examples (the program's own objective is scaled; see its docstring).
+
+        Only for programs with per-example masses ``q`` (the primal programs).
+        """
+        q = self._value("q")
+        c = self.info.get("counts")
+        c = np.ones_like(q) if c is None else c
+        return float(np.sum(c * np.log(q)))
+
+    def atom_masses(self) -> dict:
+        """The probability mass of each extra atom at the last solution, by name (``m_...``;
+        an atom at ``w = inf`` has none: its weighted mass is the ``z_...`` variable)."""
+        return {name: float(np.asarray(self._value(name)).reshape(-1)[0])
+                for name in self.variables if name.startswith("m_")}
+
+    def _value(self, name):
+        if name not in self.variables:
+            raise KeyError(f"{self.name} has no variable {name!r} (it has {sorted(self.variables)})")
+        value = self.variables[name].value
+        if value is None:
+            raise ValueError(f"{self.name} has not been solved: call solve() first")
+        return np.asarray(value, dtype=float)
+
+    def with_constraints(self, constraints, atoms=None) -> "Program":
+        """The same program built again with moment constraints (and atoms): see
+        :mod:`elcvx.constraints`. The result is a new program, compiled on its first solve."""
+        if self.rebuild is None:
+            raise TypeError(f"{self.name} cannot be rebuilt with constraints")
+        return self.rebuild(constraints, atoms)
 
     def solve(self, *, check=None, attempts=None, **parameter_values) -> float:
         """Set parameters by name, solve with Clarabel (with fallbacks) and return the optimum.

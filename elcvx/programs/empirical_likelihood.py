@@ -206,6 +206,23 @@ class _Atoms:
 # ------------------------------------------------------------------------------------------------
 # Maximum likelihood (the estimate)
 # ------------------------------------------------------------------------------------------------
+def _rebuildable(builder):
+    """Give the builder's programs :meth:`Program.with_constraints` and the sample's counts
+    (for :meth:`Program.log_likelihood`)."""
+    import functools
+
+    @functools.wraps(builder)
+    def build(sample, **options):
+        program = builder(sample, **options)
+        program.info.setdefault("counts", sample.counts)
+        program.rebuild = lambda constraints, atoms: build(
+            sample, **{**options, "constraints": constraints, "atoms": atoms})
+        return program
+
+    return build
+
+
+@_rebuildable
 def mle_primal(sample, *, constraints=(), atoms=None) -> Program:
     r"""The nonparametric maximum-likelihood program of the estimate (paper section 3.2, app. B).
 
@@ -251,6 +268,7 @@ def mle_primal(sample, *, constraints=(), atoms=None) -> Program:
                    info=dict(N=N, objective="-l*_mle / N", **at.info))
 
 
+@_rebuildable
 def mle_dual(sample, *, constraints=(), atoms=None) -> Program:
     r"""The dual of the MLE: ``beta*`` of the paper's eq. (betastar).
 
@@ -308,6 +326,7 @@ def mle_dual(sample, *, constraints=(), atoms=None) -> Program:
 # ------------------------------------------------------------------------------------------------
 # Profile likelihood
 # ------------------------------------------------------------------------------------------------
+@_rebuildable
 def profile_primal(sample, *, constraints=(), atoms=None) -> Program:
     r"""The profile likelihood ``L(v)`` (paper eq. (primalprof), with counts and corner atoms).
 
@@ -356,6 +375,7 @@ def profile_primal(sample, *, constraints=(), atoms=None) -> Program:
                    constraints=cons, info=dict(N=N, objective="-l_v / N", **at.info))
 
 
+@_rebuildable
 def profile_dual(sample, *, constraints=(), atoms=None) -> Program:
     r"""The dual likelihood ``l_v`` of the profile (paper eqs. (lrdual) and (constraints)).
 
@@ -405,6 +425,7 @@ def profile_dual(sample, *, constraints=(), atoms=None) -> Program:
 # ------------------------------------------------------------------------------------------------
 # Lower bound of the interval
 # ------------------------------------------------------------------------------------------------
+@_rebuildable
 def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None) -> Program:
     r"""The lower end of the confidence interval (paper appendix C, corrected: docs/primal-dual.md).
 
@@ -460,6 +481,7 @@ def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None) -> P
     return _lower_bound(sample, side, constraints, atoms, "primal")
 
 
+@_rebuildable
 def lower_bound_dual(sample, *, side="lower", constraints=(), atoms=None) -> Program:
     r"""The dual of :func:`lower_bound_primal` (docs/primal-dual.md; the paper's main text is wrong).
 
