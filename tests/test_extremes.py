@@ -220,3 +220,18 @@ def test_weights_beyond_1e300_are_refused_by_name():
     s = Sample([1e300, 1e300, 0.0, 0.0, 0.5], [0.3, 0.2, 0.2, 0.2, 0.2], wmax=np.inf)
     est = elcvx.estimate(s)
     assert 0 < est.beta < 1 and est.value_range.low <= est.value <= est.value_range.high
+
+
+def test_the_cvxpy_profile_is_not_short_where_the_dual_is_flat():
+    # Weights within 1e-6 of 1: the profile's dual is linear to 1e-12 in beta, and Clarabel's
+    # point stopped 1.07 short of the optimal corner, l_v short by 9e-7. Its certificate took
+    # the curvature term of the last Newton step (1e-12) for the gain; the gain of a step that
+    # stops at a constraint is linear. Reference: the fast path (0.33339486, which the barrier
+    # solver and a 50-digit evaluation of the two points confirm).
+    rng = np.random.default_rng(11)
+    w = 1 + rng.choice([-1, 1], 300) * 10 ** rng.uniform(-7, -6, 300)
+    s = Sample(w, rng.integers(0, 2, 300).astype(float), wmax=2.0)
+    fast = elcvx.profile(s, [0.5], method="fast").statistic
+    cvx = elcvx.profile(s, [0.5], method="cvxpy").statistic
+    assert_agree(cvx, fast, tol=1e-7, scale=1.0)
+    assert_agree(fast, [0.33339486], tol=1e-7, scale=1.0)
