@@ -122,15 +122,16 @@ def _polish_2d(x, oracle, A, b, steps=4):
     solver left tight (slack below ``1e-6 (|A_i|_1 |x|_inf + |b_i|)``) are taken as active, and
     each step solves the Newton system on them as equalities, which also moves ``x`` exactly
     onto them; a constraint whose multiplier comes out negative is released, and one that the
-    step would cross is added. A step is refused,
-    and the last point stands, if it is large (over ``1e-3 max(|x|, 1)``), leaves the domain or
-    the feasible set, or lowers ``f`` beyond rounding (the first step, which also projects a
-    slightly infeasible point onto its face, by at most ``1e-6``): this refines a solution, it
-    does not find one. Interior-point solvers meet their tolerances on the objective and the
-    residuals, which leaves the argmax of these flat duals accurate to only about ``1e-6``; two
-    or three steps make it accurate to rounding.
+    step would cross is added. A step is refused, and the last point stands, if it leaves the
+    domain or the feasible set, or lowers ``f`` beyond rounding (the first step, which also
+    projects a slightly infeasible point onto its face, by at most ``1e-6``, unless it is large:
+    over ``1e-3 max(|x|, 1)``). Interior-point solvers meet their tolerances on the objective
+    and the residuals, which leaves the argmax of these flat duals accurate to only about
+    ``1e-6``; two or three steps make it accurate to rounding. At most four steps are taken:
+    the certificate that follows, not this refinement, decides whether the point is optimal.
 
-    Returns the point and the Newton decrement ``-dx' H dx`` of one more step on its face.
+    Returns the point and twice the quadratic model's gain ``2 g.dx + dx' H dx`` of one more
+    step on its face (the Newton decrement for a step that no constraint stops).
     """
     x = np.asarray(x, dtype=float)
     cur = oracle(x)
@@ -178,15 +179,18 @@ def _polish_2d(x, oracle, A, b, steps=4):
         dx = step_on_face(x, g, H)
         if dx is None or not np.any(dx):
             break
-        if np.max(np.abs(dx)) > 1e-3 * max(np.max(np.abs(x)), 1.0):
-            break
+        # A large step is taken only if it raises f: where the dual is nearly flat (weights
+        # within 1e-6 of 1 leave it linear to 1e-12 along one direction) the solver's point
+        # can lie anywhere along that direction, and the optimum is at a constraint a large
+        # step away. The certificate, not the step, decides whether the point is optimal.
+        large = np.max(np.abs(dx)) > 1e-3 * max(np.max(np.abs(x)), 1.0)
         new = x + dx
         if np.any(A @ new - b < -1e-12 * np.maximum(size, 1.0)):
             break
         nxt = oracle(new)
         # The first step may lower f a little: it also moves a slightly infeasible point onto
         # its face. Later steps are Newton steps on the face and must not.
-        allowed = (1e-6 if step == 0 else 1e-12) * max(1.0, abs(f))
+        allowed = (1e-6 if step == 0 and not large else 1e-12) * max(1.0, abs(f))
         if nxt is None or nxt[0] < f - allowed:
             break
         x, cur = new, nxt

@@ -483,22 +483,35 @@ def test_infeasible_profile_is_reported_not_solved():
             float(p.variables["beta"].value), float(p.variables["tau"].value), 1.5, s)))
 
 
-def test_certificates_reject_wrong_points():
-    # A dual point off by 1e-3 fails every certificate (the "optimal-looking" errors near 1e-3
-    # once seen from a single Clarabel solve would be caught).
+def test_certificates_never_certify_a_wrong_point():
+    # A dual point off by 1e-3 (the "optimal-looking" errors near 1e-3 once seen from a single
+    # Clarabel solve) is either rejected or, refined by the certificate's Newton steps,
+    # certified at the optimum itself: no wrong value passes. A point outside the dual's
+    # domain is rejected.
     rng = np.random.default_rng(11)
     s = Sample(rng.uniform(0, 3, 40), rng.random(40), wmax=5)
-    m = _cvx.mle(s)
     rejected = _cvx.Rejected
+
+    def wrong_or_right(sol, right):
+        return isinstance(sol, rejected) or abs(sol[0] - right) <= 1e-9 * max(1.0, abs(right))
+
+    m = _cvx.mle(s)
     assert not isinstance(_cvx.certify_mle(m.beta, s), rejected)
-    assert isinstance(_cvx.certify_mle(m.beta + 1e-3, s), rejected)
+    for off in (1e-3, -1e-3, 1e-2):
+        assert isinstance(_cvx.certify_mle(m.beta + off, s), rejected) or \
+            abs(_cvx.certify_mle(m.beta + off, s)[1] - m.loglik) <= 1e-9 * max(1.0, m.loglik)
     lo = _cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95)
     phi = -s.n * math.log(s.n) - m.loglik - CHI2_95 / 2
     assert not isinstance(_cvx.certify_lower_bound(lo.beta, lo.gamma, phi, s), rejected)
-    assert isinstance(_cvx.certify_lower_bound(lo.beta * 1.01 + 1e-3, lo.gamma, phi, s), rejected)
+    for db, dg in ((1e-3, 0.0), (lo.beta * 0.01 + 1e-3, 0.0), (0.0, 1e-2)):
+        assert wrong_or_right(_cvx.certify_lower_bound(lo.beta + db, lo.gamma + dg, phi, s), lo.value)
+    assert isinstance(_cvx.certify_lower_bound(-1.0, -1.0, phi, s), rejected)
     prof = _cvx.profile(s, np.array([0.4]))
     assert not isinstance(_cvx.certify_profile(prof.beta[0], prof.tau[0], 0.4, s), rejected)
-    assert isinstance(_cvx.certify_profile(prof.beta[0] + 1e-2, prof.tau[0], 0.4, s), rejected)
+    for db, dt in ((1e-2, 0.0), (0.0, 1e-2), (-1e-3, 1e-3)):
+        assert wrong_or_right(_cvx.certify_profile(prof.beta[0] + db, prof.tau[0] + dt, 0.4, s),
+                              prof.loglik[0])
+    assert isinstance(_cvx.certify_profile(prof.beta[0], 1e3, 0.4, s), rejected)
 
 
 def test_lower_bound_by_profile_root_agrees():
