@@ -152,6 +152,8 @@ def _polish_2d(x, oracle, A, b, steps=4):
             kkt[:2, 2:] = A[rows].T
             kkt[2:, :2] = A[rows]
             rhs = np.concatenate([-g, b[rows] - A[rows] @ x])
+            if not (np.all(np.isfinite(kkt)) and np.all(np.isfinite(rhs))):
+                return None  # overflow at extreme weights: LAPACK would complain, not solve
             sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
             # g + H dx + A' mu = 0: at a genuinely active constraint of max f s.t. A x >= b
             # the multiplier mu is >= 0 (the gradient points out of the feasible set).
