@@ -235,3 +235,18 @@ def test_the_cvxpy_profile_is_not_short_where_the_dual_is_flat():
     cvx = elcvx.profile(s, [0.5], method="cvxpy").statistic
     assert_agree(cvx, fast, tol=1e-7, scale=1.0)
     assert_agree(fast, [0.33339486], tol=1e-7, scale=1.0)
+
+
+def test_the_cvxpy_path_fails_cleanly_on_an_overflowing_refinement():
+    # Weights of 1e16 and 5e-293 together: the certificate's Newton system overflowed, and
+    # LAPACK printed "DLASCL parameter number 4 had an illegal value" and raised LinAlgError.
+    # Found by the fuzz suite (seed 161, shrunk); the fast path answers.
+    s = Sample([0.7859039380510903, 0.8727827283328983, 2.2506175426824395, 1e16,
+                2.239805630117991, 6.183799701473549e-15, 2.0176956848008345,
+                5.363497617985413e-293, 0.0802718676775872, 0.10229994341847826],
+               [1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0], wmax=np.inf)
+    try:
+        elcvx.interval(s, method="cvxpy")
+    except elcvx.SolverError:
+        pass  # Clarabel cannot go there: a clean failure is the right answer
+    assert elcvx.interval(s).method == "fast"
