@@ -197,7 +197,8 @@ def test_merge_of_split_runs_equals_one_run(tmp_path, capsys):
         assert len(whole) == len(merged) > 0
         for w, m in zip(whole, merged):
             for k in w:  # counts and names exactly; means from the 10-digit CSVs to 1e-9
-                if k in ("versus", "strategy", "objective", "method", "wins", "ties", "losses", "datasets", "n"):
+                if k in ("estimator", "versus", "strategy", "objective", "method", "wins", "ties", "losses",
+                         "datasets", "n", "failed"):
                     assert w[k] == m[k], (name, k)
                 else:
                     assert float(m[k]) == pytest.approx(float(w[k]), rel=1e-9, abs=1e-12), (name, k)
@@ -313,3 +314,91 @@ def test_merge_takes_refit_counts_from_the_parts_summaries(tmp_path, capsys):
     capsys.readouterr()
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "refit with `method=\"auto\"`): 4;" in summary  # 3 from a's summary + 1 from b's policies
+
+
+@needs_data
+def test_el_cv_rows_and_the_reward_predictor_on_a_small_dataset():
+    """EL with the reward predictor (el-cv): finite rows in the reward range, intervals that hold
+    the estimate, and the constraint built from r_hat fitted here independently (per-action VW
+    regressions on the logging split's bandit feedback): ``expected = sum_a pi r_hat`` for a row."""
+    vw = pytest.importorskip("vowpalwabbit")
+    import elcvx
+
+    ds = R.load_folder(DATA, datasets=[1413])[0]  # iris: 150 rows, 3 actions, 30 per split
+    strategy, seed, reps = "epsilon=0.1", 7, 3
+    si = R.STRATEGIES.index(strategy)
+    _, _, _, ope, ints, info, _ = R._run_ope((ds, si, strategy, seed, reps, True))
+    est = {r["replicate"]: r["estimate"] for r in ope if r["estimator"] == "el-cv"}
+    dr = {r["replicate"]: r["estimate"] for r in ope if r["estimator"] == "dr"}
+    ivs = {r["replicate"]: (r["low"], r["high"]) for r in ints if r["method"] == "el-cv-chi2"}
+    assert sorted(est) == sorted(ivs) == sorted(dr) == list(range(reps))
+    for rep, v in est.items():
+        lo, hi = ivs[rep]
+        assert np.isfinite([v, lo, hi, dr[rep]]).all()
+        assert 0.0 <= lo <= v <= hi <= 1.0
+    assert info["elcv_failures"] == 0 and info["elcv_failed_replicates"] == ""
+    assert info["deterministic_target"] == 1
+
+    # r_hat by hand: replay h's on-policy loop for its logged actions, then one VW squared-loss
+    # regression per action on the rows where it was logged, 4 passes, clipped to [0, 1].
+    init, learn, ev = R._splits(ds, "ope")
+    logged = []
+    h = R.train_logging_policy(ds.X[init], ds.y[init], 3, strategy, R.dataset_rng(seed, ds.id, si, 0), log=logged)
+    P_learn, P_eval = R.pmf(h, R._features(ds.X[learn]), 3), R.pmf(h, R._features(ds.X[ev]), 3)
+    h.finish()
+    text = ["| " + " ".join(f"f{j}:{v:.10g}" for j, v in enumerate(x) if v != 0.0) for x in ds.X]
+    models = [vw.Workspace("--quiet") for _ in range(3)]
+    for _ in range(4):
+        for i, a in zip(range(init.start, init.stop), logged):
+            models[a].learn(f"{float(a == ds.y[i]):g} {text[i]}")
+    row = 0  # the first Evaluate row
+    r_hat = np.clip([m.predict(text[ev.start + row]) for m in models], 0.0, 1.0)
+    for m in models:
+        m.finish()
+    pi = R._target_policy(ds, learn, P_learn, R.dataset_rng(seed, ds.id, si, 1))
+    pi_row = pi.probs(ds.X[ev.start + row:ev.start + row + 1])[0]
+    pi.close()
+    assert (P_eval[row] > 0).all()  # epsilon-greedy: every action can be logged
+    assert np.sort(pi_row).tolist() == [0.0, 0.0, 1.0]
+    expected_row = float(np.sum(pi_row * r_hat))
+
+    setup = R.ope_setup(ds, si, strategy, seed)
+    assert setup.logged_init.tolist() == logged
+    sample, actions, predicted, expected = setup.evaluation(0)
+    assert expected[row] == pytest.approx(expected_row, abs=1e-12)
+    assert predicted[row] == pytest.approx(r_hat[actions[row]], abs=1e-12)
+    c = elcvx.constraints.reward_model(sample, predicted, expected, deterministic=True)
+    assert c.values[row] == pytest.approx(sample.w[row] * r_hat[actions[row]] - expected_row, abs=1e-12)
+    # the table's el-cv row is EL with this constraint
+    assert est[0] == pytest.approx(elcvx.estimate(sample, constraints=[c]).value, abs=1e-12)
+    assert dr[0] == pytest.approx(np.mean(expected + sample.w * (sample.r - predicted)), abs=1e-12)
+
+
+def test_el_cv_failures_are_counted_not_dropped():
+    """A failed el-cv solve is a nan row: counted in the tables and the summary, not dropped."""
+    ope, ints, pols = [], [], []
+    rng = np.random.default_rng(5)
+    for d in (1, 2):
+        for rep in range(4):
+            for k in R.ESTIMATORS:
+                v = np.nan if (d, rep, k) == (2, 1, "el-cv") else float(rng.random())
+                ope.append(dict(dataset=d, strategy="bag=10", replicate=rep, estimator=k, estimate=v, truth=0.5))
+            for m in R.INTERVAL_METHODS:
+                lo, hi = (np.nan, np.nan) if (d, rep, m) == (2, 1, "el-cv-chi2") else (0.4, 0.6)
+                ints.append(dict(dataset=d, strategy="bag=10", replicate=rep, method=m, low=lo, high=hi, truth=0.5))
+        pols.append(dict(dataset=d, strategy="bag=10", table="ope", support_deficit=0.0, el_fallbacks=0,
+                         elcv_fallbacks=int(d == 2), elcv_failures=2 * int(d == 2),
+                         elcv_failed_replicates="1" if d == 2 else "",
+                         elcv_error="estimate: SolverError: stalled" if d == 2 else "",
+                         rhat_mse=0.1, truth=0.5))
+    st = R.RealisticStudy(datasets=[1, 2], strategies=("bag=10",), tables=("ope", "ci"), replicates=4,
+                          learning_replicates=0, seed=1, ope=ope, intervals=ints, policies=pols)
+    t1 = {(r["estimator"], r["versus"]): r for r in st.ope_table()}
+    assert t1["el-cv", "ips"]["failed"] == 1 and t1["el", "ips"]["failed"] == 0
+    assert t1["el-cv", "snips"]["datasets"] == 2  # the other 3 evaluations of dataset 2 still count
+    t3 = {r["method"]: r for r in st.ci_table()}
+    assert (t3["el-cv-chi2"]["n"], t3["el-cv-chi2"]["failed"]) == (7, 1)
+    assert (t3["el-chi2"]["n"], t3["el-chi2"]["failed"]) == (8, 0)
+    summary = st.summary_markdown()
+    assert "| 2 | bag=10 | 1 | 2 | 1 | estimate: SolverError: stalled |" in summary
+    assert "failed both ways (`nan` rows, counted above): 2" in summary

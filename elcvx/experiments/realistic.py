@@ -17,6 +17,15 @@ Feedback"; details and conventions in ``docs/realistic.md``)
   learned on-policy on the Initialize split: for each row, predict the PMF, draw ``a`` from it,
   learn ``a:cost:p`` with cost ``1 - reward``. Then frozen: its PMF on the other splits is what
   :func:`pmf` returns.
+* **Reward predictor r_hat (Tables 1, 3; el-cv and dr).** One VW squared-loss regression per
+  action (:func:`train_reward_predictor`, VW's defaults, 4 passes in row order), learned from the
+  bandit feedback ``(x, a, 1[a == y])`` that ``h``'s on-policy loop logged on the Initialize
+  split (the logging split); predictions clipped to ``[0, 1]``. ``el-cv`` is
+  :func:`elcvx.estimate` / :func:`elcvx.interval` with :func:`elcvx.constraints.reward_model`
+  (``predicted = r_hat(x_n, a_n)``, ``expected = sum_a pi(a|x_n) r_hat(x_n, a)`` over the actions
+  ``h`` can log, ``deterministic=True`` for the greedy targets); ``dr`` the doubly robust estimate
+  ``mean(expected + w (r - predicted))``. An ``el-cv`` solve that fails on the fast path and with
+  ``method="auto"`` gives ``nan``, counted per (dataset, strategy) in ``policies.csv``.
 * **Target policy pi (Tables 1, 3).** A :class:`~elcvx.learning.VowpalWabbitPolicy` (VW IPS,
   default settings, greedy, so ``pi(a|x)`` is known: 0 or 1) learned off-policy in one pass over
   the Learn split with actions drawn once from ``h``. Its true value is its accuracy on the
@@ -34,7 +43,7 @@ Feedback"; details and conventions in ``docs/realistic.md``)
   (standardised features) with ``solver="direct"``. The true value is the policy's expected
   accuracy on the Evaluate split.
 * **Paired tests.** ``scipy.stats.ttest_rel`` at 95% per dataset: of EL's squared errors
-  against each other estimator's (Table 1), of each objective's true values against IPS's
+  against each other estimator's, and of ``el-cv``'s against IPS, SNIPS, EL and DR (Table 1), of each objective's true values against IPS's
   (Table 2). ``p < 0.05`` and the better mean is a win; a ``nan`` statistic (identical
   columns) is a tie.
 
@@ -59,16 +68,25 @@ import numpy as np
 from ..errors import InvalidInputError, SolverError
 
 __all__ = [
-    "STRATEGIES", "ESTIMATORS", "INTERVAL_METHODS", "OBJECTIVES", "TABLES", "DEFAULT_SEED",
-    "MAX_ROWS", "DatasetError", "Dataset", "DATA_DIRS", "find_data_dir", "missing_data_reason",
+    "STRATEGIES", "ESTIMATORS", "PAPER_ESTIMATORS", "CV_VERSUS", "INTERVAL_METHODS", "OBJECTIVES",
+    "TABLES", "DEFAULT_SEED", "MAX_ROWS", "DatasetError", "Dataset", "DATA_DIRS", "find_data_dir", "missing_data_reason",
     "load_dataset", "load_folder", "bandit_rewards",
-    "split_sizes", "strategy_args", "train_logging_policy", "pmf", "weight_bound", "true_value",
+    "split_sizes", "strategy_args", "train_logging_policy", "train_reward_predictor",
+    "predict_rewards", "pmf", "weight_bound", "true_value",
     "paired_outcome", "run_study", "merge_runs", "RealisticStudy",
 ]
 
 STRATEGIES = ("epsilon=0.05", "epsilon=0.1", "epsilon=0.25", "bag=10", "bag=32", "cover=10", "cover=32")
-ESTIMATORS = ("el", "ips", "snips", "emp", "cr-2")
-INTERVAL_METHODS = ("el-chi2", "el-f", "cr-2-chi2", "cr-2-f", "binomial", "gaussian")
+#: The paper's estimators (Table 1 compares ``el`` with the others), then the two that use the
+#: reward predictor: ``el-cv`` (EL with its doubly robust control variate) and ``dr`` (doubly
+#: robust, ``mean(sum_a pi r_hat + w (r - r_hat(x, a)))``).
+ESTIMATORS = ("el", "ips", "snips", "emp", "cr-2", "el-cv", "dr")
+PAPER_ESTIMATORS = ESTIMATORS[:5]
+#: ``el-cv`` is compared with these (section "EL with a reward predictor" of the summary).
+CV_VERSUS = ("ips", "snips", "el", "dr")
+INTERVAL_METHODS = ("el-chi2", "el-f", "cr-2-chi2", "cr-2-f", "binomial", "gaussian", "el-cv-chi2")
+#: Passes of the per-action reward regressions over the logging split (the authors' default).
+REWARD_PASSES = 4
 OBJECTIVES = ("lower_bound", "estimate", "ips", "lower_bound-direct")
 TABLES = ("ope", "ci", "learning")
 DEFAULT_SEED = 20200
@@ -89,6 +107,29 @@ PAPER_LEARNING = {  # strategy -> ((CI LB w, t, l), (EL w, t, l)) against IPS; 4
     "cover=32": ((9, 29, 2), (6, 34, 0)),
 }
 PAPER_CI = {"el-chi2": (0.975, None), "binomial": (0.996, 2.89), "gaussian": (0.912, 0.99)}
+# The authors' EL with a reward-predictor control variate ("mledr") against IPS and SNIPS, on the
+# paper's 40 datasets: their code's README (github.com/pmineiro/elfcb, shootout/README.md,
+# "Reward predictor control variate"); not in the paper. (strategy, versus) -> (wins, ties, losses).
+AUTHORS_EL_CV = {
+    ("epsilon=0.05", "ips"): (25, 12, 3), ("epsilon=0.05", "snips"): (11, 29, 0),
+    ("epsilon=0.1", "ips"): (25, 12, 3), ("epsilon=0.1", "snips"): (10, 30, 0),
+    ("epsilon=0.25", "ips"): (28, 9, 3), ("epsilon=0.25", "snips"): (11, 29, 0),
+    ("bag=10", "ips"): (10, 21, 9), ("bag=10", "snips"): (6, 32, 2),
+    ("bag=32", "ips"): (18, 15, 7), ("bag=32", "snips"): (7, 31, 2),
+    ("cover=10", "ips"): (15, 14, 11), ("cover=10", "snips"): (8, 32, 0),
+    ("cover=32", "ips"): (11, 13, 16), ("cover=32", "snips"): (5, 29, 6),
+}
+# The same README's plain EL ("mle", "make estimationshootout"), the baseline of the numbers above
+# (against SNIPS it differs from the paper's Table 1, PAPER_OPE).
+AUTHORS_EL = {
+    ("epsilon=0.05", "ips"): (26, 11, 3), ("epsilon=0.05", "snips"): (10, 29, 1),
+    ("epsilon=0.1", "ips"): (24, 13, 3), ("epsilon=0.1", "snips"): (5, 35, 0),
+    ("epsilon=0.25", "ips"): (27, 10, 3), ("epsilon=0.25", "snips"): (2, 38, 0),
+    ("bag=10", "ips"): (11, 20, 9), ("bag=10", "snips"): (5, 33, 2),
+    ("bag=32", "ips"): (18, 15, 7), ("bag=32", "snips"): (5, 33, 2),
+    ("cover=10", "ips"): (14, 15, 11), ("cover=10", "snips"): (8, 32, 0),
+    ("cover=32", "ips"): (11, 13, 16), ("cover=32", "snips"): (4, 29, 7),
+}
 
 # The raw per-replicate tables: file -> (RealisticStudy attribute, columns); the first four columns
 # identify a row (the fourth names the estimator, interval method or objective).
@@ -273,8 +314,13 @@ def pmf(workspace, feats, n_actions) -> np.ndarray:
     return P / P.sum(axis=1, keepdims=True)
 
 
-def train_logging_policy(X, y, n_actions, strategy, rng):
-    """Learn ``h`` on-policy: predict, draw, learn ``a:(1-r):p`` row by row. Returns the Workspace."""
+def train_logging_policy(X, y, n_actions, strategy, rng, *, log=None):
+    """Learn ``h`` on-policy: predict, draw, learn ``a:(1-r):p`` row by row. Returns the Workspace.
+
+    ``log``: a list that receives the logged action of every row, in order (the logging split's
+    bandit feedback, from which :func:`train_reward_predictor` learns); ``h`` is the same with
+    or without it.
+    """
     from ..io import _require
 
     vw = _require("vowpalwabbit", "vw", "the realistic experiments")
@@ -286,7 +332,37 @@ def train_logging_policy(X, y, n_actions, strategy, rng):
         p /= p.sum()
         a = min(int(np.searchsorted(np.cumsum(p), ui * p.sum(), side="right")), n_actions - 1)
         ws.learn(f"{a + 1}:{1.0 - float(a == label):g}:{p[a]:.10g} {f}")
+        if log is not None:
+            log.append(a)
     return ws
+
+
+def train_reward_predictor(X, actions, rewards, n_actions, *, passes: int = REWARD_PASSES) -> list:
+    """``r_hat(x, a)``: one Vowpal Wabbit squared-loss regression per action (VW's defaults),
+    fitted on the rows where that action was logged, ``passes`` passes in row order.
+
+    Learned from the logging split's bandit feedback ``(x, a, r)`` only (the rewards of the
+    other actions are not used), as the authors' cost predictors are. Deterministic: VW's
+    linear regression has no randomness, and the rows come in a fixed order. An action never
+    logged predicts 0. Returns the ``n_actions`` Workspaces (:func:`predict_rewards`; ``finish``
+    each when done).
+    """
+    from ..io import _require
+
+    vw = _require("vowpalwabbit", "vw", "the realistic experiments")
+    feats = _features(X)
+    models = [vw.Workspace("--quiet --random_seed 0") for _ in range(n_actions)]
+    for _ in range(int(passes)):
+        for f, a, r in zip(feats, actions, rewards):
+            models[int(a)].learn(f"{float(r):g} {f}")
+    return models
+
+
+def predict_rewards(models, X) -> np.ndarray:
+    """``r_hat(x, a)`` for every row and action, clipped to the reward range ``[0, 1]``."""
+    feats = _features(X)
+    R = np.array([[m.predict(f) for m in models] for f in feats], dtype=float).reshape(len(feats), len(models))
+    return np.clip(R, 0.0, 1.0)
 
 
 def draw_actions(P, rng) -> np.ndarray:
@@ -325,18 +401,40 @@ def true_value(pi_probs, y) -> float:
 # ------------------------------------------------------------------------------------------------
 # One OPE task: a (dataset, strategy) pair and its replicates
 # ------------------------------------------------------------------------------------------------
-def _evaluate(sample):
-    import elcvx
-    from elcvx import baselines, cressie_read
+def _evaluate(sample, predicted=None, expected=None, deterministic=False):
+    """The estimates and intervals of one evaluation, and its solver counts.
 
-    fallbacks = [0]
+    ``predicted``, ``expected``: the reward predictor's ``r_hat(x_n, a_n)`` and ``sum_a pi(a|x_n)
+    r_hat(x_n, a)`` per row, for ``el-cv`` and ``dr`` (both ``nan`` without them). EL computations
+    go through the fast path and, if it raises :class:`SolverError`, ``method="auto"`` (counted
+    as ``el_fallbacks`` / ``elcv_fallbacks``). An ``el-cv`` computation that fails both ways is
+    ``nan``, counted as ``elcv_failures`` with its message in ``errors``; the paper's EL is not
+    expected to fail and raises. Returns ``(estimates, intervals, counts, errors)``.
+    """
+    import elcvx
+    from elcvx import baselines, constraints, cressie_read
+
+    counts = {"el_fallbacks": 0, "elcv_fallbacks": 0, "elcv_failures": 0}
+    errors = []
 
     def el(fn, **kw):
         try:
             return fn(sample, method="fast", **kw)
         except SolverError:
-            fallbacks[0] += 1
+            counts["el_fallbacks"] += 1
             return fn(sample, method="auto", **kw)
+
+    def el_cv(fn, **kw):
+        try:
+            return fn(sample, method="fast", constraints=[cv], **kw)
+        except SolverError:
+            counts["elcv_fallbacks"] += 1
+        try:
+            return fn(sample, method="auto", constraints=[cv], **kw)
+        except Exception as exc:  # noqa: BLE001 - counted and reported, never a silent drop
+            counts["elcv_failures"] += 1
+            errors.append(f"{fn.__name__}: {type(exc).__name__}: {exc}")
+            return None
 
     snips = baselines.snips(sample).value if float(np.dot(sample.c, sample.w)) > 0 else 0.5
     est = {
@@ -345,6 +443,8 @@ def _evaluate(sample):
         "snips": snips,
         "emp": baselines.emp(sample).value,
         "cr-2": cressie_read.estimate(sample).value,
+        "el-cv": math.nan,
+        "dr": math.nan,
     }
     ivs = {
         "el-chi2": el(elcvx.interval, confidence_level=LEVEL, calibration="chi2"),
@@ -353,8 +453,17 @@ def _evaluate(sample):
         "cr-2-f": cressie_read.interval(sample, confidence_level=LEVEL, calibration="f"),
         "binomial": baselines.clopper_pearson_interval(sample, confidence_level=LEVEL),
         "gaussian": baselines.gaussian_interval(sample, confidence_level=LEVEL),
+        "el-cv-chi2": (math.nan, math.nan),
     }
-    return est, {k: (float(v[0]), float(v[1])) for k, v in ivs.items()}, fallbacks[0]
+    if predicted is not None:
+        predicted, expected = np.asarray(predicted, dtype=float), np.asarray(expected, dtype=float)
+        cv = constraints.reward_model(sample, predicted, expected, deterministic=deterministic)
+        res = el_cv(elcvx.estimate)
+        est["el-cv"] = math.nan if res is None else res.value
+        res = el_cv(elcvx.interval, confidence_level=LEVEL, calibration="chi2")
+        ivs["el-cv-chi2"] = (math.nan, math.nan) if res is None else res
+        est["dr"] = float(np.mean(expected + sample.w * (sample.r - predicted)))
+    return est, {k: (float(v[0]), float(v[1])) for k, v in ivs.items()}, counts, errors
 
 
 def _target_policy(ds, sl_learn, P_learn, rng):
@@ -367,38 +476,106 @@ def _target_policy(ds, sl_learn, P_learn, rng):
     return pi
 
 
-def _run_ope(task):
-    """Tables 1 and 3 for one (dataset, strategy): train h and pi, then the replicates."""
-    import elcvx
+@dataclass(frozen=True, eq=False)
+class OpeSetup:
+    """What the evaluations of one (dataset, strategy) share (:func:`ope_setup`).
 
-    ds, si, strategy, seed, replicates, need_ci = task
-    t0 = time.process_time()
+    ``P_eval`` (``h(a|x)``), ``PI`` (``pi(a|x)``) and ``R_hat`` (``r_hat(x, a)``, in [0, 1]) on
+    the Evaluate rows, ``y`` their labels, ``truth`` the target's value, ``wmax`` the weight
+    bound, ``deterministic`` whether ``PI`` is 0/1, ``logged_init`` the actions logged on the
+    Initialize split (what ``h`` and ``r_hat`` learned from).
+    """
+
+    dataset: Dataset
+    strategy_index: int
+    strategy: str
+    seed: int
+    P_eval: np.ndarray
+    PI: np.ndarray
+    R_hat: np.ndarray
+    y: np.ndarray
+    truth: float
+    wmax: float
+    deterministic: bool
+    logged_init: np.ndarray
+    n_init: int
+    n_learn: int
+
+    @property
+    def expected(self) -> np.ndarray:
+        """``sum_a pi(a|x) r_hat(x, a)`` per Evaluate row, over the actions ``h`` can log.
+
+        ``E_h[w r_hat(x, a)] = sum_{a: h(a|x) > 0} pi(a|x) r_hat(x, a)``: where the target picks
+        an action of logging probability 0 (bagging's support deficit, ``policies.csv``) the
+        control variate has mean 0 only without that action. Elsewhere this is the plain
+        ``sum_a pi(a|x) r_hat(x, a)``.
+        """
+        return np.sum(self.PI * self.R_hat * (self.P_eval > 0), axis=1)
+
+    def evaluation(self, replicate: int):
+        """``(sample, actions, predicted, expected)`` of one evaluation (its own random stream)."""
+        import elcvx
+
+        rng = dataset_rng(self.seed, self.dataset.id, self.strategy_index, 2, replicate)
+        a = draw_actions(self.P_eval, rng)
+        idx = np.arange(a.size)
+        sample = elcvx.Sample.from_probs(self.PI[idx, a], self.P_eval[idx, a],
+                                         bandit_rewards(self.y, a), wmax=self.wmax)
+        return sample, a, self.R_hat[idx, a], self.expected
+
+
+def ope_setup(ds, si, strategy, seed) -> OpeSetup:
+    """Train ``h`` (and record its log), the reward predictor and ``pi`` for one (dataset, strategy)."""
     init, learn, ev = _splits(ds, "ope")
     K = ds.n_classes
-    h = train_logging_policy(ds.X[init], ds.y[init], K, strategy, dataset_rng(seed, ds.id, si, 0))
+    logged = []
+    h = train_logging_policy(ds.X[init], ds.y[init], K, strategy, dataset_rng(seed, ds.id, si, 0), log=logged)
     P_learn = pmf(h, _features(ds.X[learn]), K)
     P_eval = pmf(h, _features(ds.X[ev]), K)
     h.finish()
+    logged = np.asarray(logged, dtype=np.intp)
+    models = train_reward_predictor(ds.X[init], logged, bandit_rewards(ds.y[init], logged), K)
+    R_hat = predict_rewards(models, ds.X[ev])
+    for m in models:
+        m.finish()
     pi = _target_policy(ds, learn, P_learn, dataset_rng(seed, ds.id, si, 1))
     PI = pi.probs(ds.X[ev])
     pi.close()
     y = ds.y[ev]
-    truth = true_value(PI, y)
-    wmax = weight_bound(strategy, P_eval, K)
+    return OpeSetup(ds, si, strategy, int(seed), P_eval, PI, R_hat, y, true_value(PI, y),
+                    weight_bound(strategy, P_eval, K), bool(np.all((PI == 0) | (PI == 1))), logged,
+                    init.stop, learn.stop - learn.start)
+
+
+def _run_ope(task):
+    """Tables 1 and 3 for one (dataset, strategy): train h, r_hat and pi, then the replicates."""
+    ds, si, strategy, seed, replicates, need_ci = task
+    t0 = time.process_time()
+    st = ope_setup(ds, si, strategy, seed)
+    y, K, P_eval, PI = st.y, ds.n_classes, st.P_eval, st.PI
+    truth = st.truth
     greedy = PI.argmax(axis=1)
     deficit = float(np.mean(P_eval[np.arange(y.size), greedy] == 0))
-    info = dict(dataset=ds.id, name=ds.name, strategy=strategy, table="ope", n_init=init.stop,
-                n_learn=learn.stop - learn.start, n_eval=y.size, n_actions=K, wmax=wmax,
-                truth=truth, logging_value=true_value(P_eval, y), support_deficit=deficit)
+    # The reward predictor's quality on the Evaluate rows (full information: every action's
+    # reward is known there): its squared error on the target's actions, and the direct
+    # method's value mean(sum_a pi r_hat) against the truth.
+    R_true = (np.arange(K)[None, :] == y[:, None]).astype(float)
+    info = dict(dataset=ds.id, name=ds.name, strategy=strategy, table="ope", n_init=st.n_init,
+                n_learn=st.n_learn, n_eval=y.size, n_actions=K, wmax=st.wmax,
+                truth=truth, logging_value=true_value(P_eval, y), support_deficit=deficit,
+                rhat_mse=float(np.mean(np.sum(PI * (st.R_hat - R_true) ** 2, axis=1))),
+                dm_value=float(np.mean(st.expected)), deterministic_target=int(st.deterministic))
     ope, ints = [], []
-    fallbacks = 0
+    counts = {"el_fallbacks": 0, "elcv_fallbacks": 0, "elcv_failures": 0}
+    failed, first_error = [], ""
     for rep in range(replicates):
-        rng = dataset_rng(seed, ds.id, si, 2, rep)
-        a = draw_actions(P_eval, rng)
-        idx = np.arange(a.size)
-        sample = elcvx.Sample.from_probs(PI[idx, a], P_eval[idx, a], bandit_rewards(y, a), wmax=wmax)
-        est, ivs, fb = _evaluate(sample)
-        fallbacks += fb
+        sample, _, predicted, expected = st.evaluation(rep)
+        est, ivs, c, errors = _evaluate(sample, predicted, expected, st.deterministic)
+        for k in counts:
+            counts[k] += c[k]
+        if errors:
+            failed.append(rep)
+            first_error = first_error or errors[0]
         for k in ESTIMATORS:
             ope.append(dict(dataset=ds.id, strategy=strategy, replicate=rep, estimator=k,
                             estimate=float(est[k]), truth=truth))
@@ -406,7 +583,9 @@ def _run_ope(task):
             for k in INTERVAL_METHODS:
                 ints.append(dict(dataset=ds.id, strategy=strategy, replicate=rep, method=k,
                                  low=ivs[k][0], high=ivs[k][1], truth=truth))
-    info["el_fallbacks"] = fallbacks
+    info.update(counts)
+    info["elcv_failed_replicates"] = " ".join(map(str, failed))
+    info["elcv_error"] = first_error
     return "ope", ds.id, strategy, ope, ints, info, time.process_time() - t0
 
 
@@ -521,28 +700,46 @@ class RealisticStudy:
 
     # Table 1
     def ope_table(self) -> list:
+        """Paired wins/ties/losses (squared error, per dataset) of ``el`` against the paper's other
+        estimators and of ``el-cv`` against :data:`CV_VERSUS`, per strategy.
+
+        ``failed``: evaluations where either estimate is ``nan`` (an ``el-cv`` solve that failed
+        both ways), left out of that comparison's test and MSEs and counted here.
+        """
         import pandas as pd
 
         if not self.ope:
             return []
         df = pd.DataFrame(self.ope)
         df["se"] = (df["estimate"] - df["truth"]) ** 2
+        have = set(df.estimator)
+        pairs = [("el", o) for o in PAPER_ESTIMATORS[1:]] + [("el-cv", o) for o in CV_VERSUS]
         out = []
         for strategy in self.strategies:
-            sub = df[df.strategy == strategy]
-            for other in ESTIMATORS[1:]:
-                outs = []
-                for _, g in sub.groupby("dataset"):
-                    w = g.pivot(index="replicate", columns="estimator", values="se")
-                    outs.append(paired_outcome(w["el"], w[other], higher_is_better=False))
+            for est, other in pairs:
+                if est not in have or other not in have:  # e.g. merged runs made before el-cv
+                    continue
+                sub = df[(df.strategy == strategy) & df.estimator.isin((est, other))]
+                if sub.empty:
+                    continue
+                w = sub.pivot(index=["dataset", "replicate"], columns="estimator", values="se")
+                ok = np.isfinite(w[est]) & np.isfinite(w[other])
+                outs = [paired_outcome(g[est], g[other], higher_is_better=False)
+                        for _, g in w[ok].groupby(level="dataset")]
                 wins, ties, losses = _wtl(outs)
-                mse = sub.groupby("estimator")["se"].mean()
-                out.append(dict(versus=other, strategy=strategy, wins=wins, ties=ties, losses=losses,
-                                datasets=len(outs), mse_el=float(mse["el"]), mse_other=float(mse[other])))
+                out.append(dict(estimator=est, versus=other, strategy=strategy, wins=wins, ties=ties,
+                                losses=losses, datasets=len(outs),
+                                mse_estimator=float(w.loc[ok, est].mean()),
+                                mse_versus=float(w.loc[ok, other].mean()), failed=int((~ok).sum())))
         return out
 
     # Table 3
-    def ci_table(self) -> list:
+    def ci_table(self, by_strategy: bool = False) -> list:
+        """Coverage and width of each interval method (per strategy with ``by_strategy``).
+
+        Widths are compared with EL's (chi-square) on the same evaluation. ``failed``: intervals
+        that are ``nan`` (an ``el-cv`` solve that failed both ways), left out of ``n``.
+        """
         import pandas as pd
 
         if not self.intervals:
@@ -552,16 +749,24 @@ class RealisticStudy:
         df["width"] = df["high"] - df["low"]
         ref = df[df.method == "el-chi2"].set_index(["dataset", "strategy", "replicate"])["width"]
         out = []
-        for m in INTERVAL_METHODS:
-            sub = df[df.method == m].set_index(["dataset", "strategy", "replicate"])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = (sub["width"] / ref.reindex(sub.index)).to_numpy()
-            ratio = ratio[np.isfinite(ratio)]
-            cov = sub["covered"].to_numpy()
-            out.append(dict(method=m, coverage=float(cov.mean()), n=int(cov.size),
-                            coverage_se=float(np.sqrt(cov.mean() * (1 - cov.mean()) / cov.size)),
-                            median_width_ratio=float(np.median(ratio)) if ratio.size else math.nan,
-                            mean_width=float(sub["width"].mean())))
+        groups = [(s, df[df.strategy == s]) for s in self.strategies] if by_strategy else [(None, df)]
+        for strategy, part in groups:
+            for m in INTERVAL_METHODS:
+                sub = part[part.method == m].set_index(["dataset", "strategy", "replicate"])
+                if sub.empty:
+                    continue
+                solved = np.isfinite(sub["low"].to_numpy()) & np.isfinite(sub["high"].to_numpy())
+                sub = sub[solved]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ratio = (sub["width"] / ref.reindex(sub.index)).to_numpy()
+                ratio = ratio[np.isfinite(ratio)]
+                cov = sub["covered"].to_numpy()
+                row = dict(method=m, coverage=float(cov.mean()) if cov.size else math.nan, n=int(cov.size),
+                           coverage_se=float(np.sqrt(cov.mean() * (1 - cov.mean()) / cov.size)) if cov.size else math.nan,
+                           median_width_ratio=float(np.median(ratio)) if ratio.size else math.nan,
+                           mean_width=float(sub["width"].mean()) if cov.size else math.nan,
+                           failed=int((~solved).sum()))
+                out.append(row if strategy is None else dict(strategy=strategy, **row))
         return out
 
     # Table 2
@@ -667,24 +872,29 @@ def _summary(st: RealisticStudy, command) -> str:
               "lower). Paper: 40 datasets; ours: the datasets above.", "",
               "| EL vs. | exploration | wins | ties | losses | paper (of 40) | MSE EL | MSE other |",
               "|---|---|---:|---:|---:|---:|---:|---:|"]
-        for row in sorted(t1, key=lambda r: (ESTIMATORS.index(r["versus"]), st.strategies.index(r["strategy"]))):
+        for row in sorted((r for r in t1 if r["estimator"] == "el"),
+                          key=lambda r: (ESTIMATORS.index(r["versus"]), st.strategies.index(r["strategy"]))):
             paper = PAPER_OPE.get((row["strategy"], row["versus"]))
             L.append(f"| {row['versus']} | {row['strategy']} | {row['wins']} | {row['ties']} | {row['losses']} | "
-                     f"{'/'.join(map(str, paper)) if paper else '—'} | {row['mse_el']:.3g} | {row['mse_other']:.3g} |")
+                     f"{'/'.join(map(str, paper)) if paper else '—'} | {row['mse_estimator']:.3g} | "
+                     f"{row['mse_versus']:.3g} |")
         L.append("")
     t3 = st.ci_table()
     if t3:
         L += ["## Table 3: 95% intervals, all datasets and evaluations", "",
               "Coverage: fraction of intervals holding the true value; width ratio: median over "
-              "evaluations of width / EL (chi-square) width.", "",
-              "| method | coverage | ± s.e. | median width ratio | mean width | paper coverage | paper ratio | n |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "evaluations of width / EL (chi-square) width. `el-cv-chi2`: EL with the reward "
+              "predictor's control variate (see the next section); failed: intervals not "
+              "computed (left out of n).", "",
+              "| method | coverage | ± s.e. | median width ratio | mean width | paper coverage | paper ratio | n | failed |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for row in t3:
             pc, pr = PAPER_CI.get(row["method"], (None, None))
             L.append(f"| {row['method']} | {row['coverage']:.3f} | {row['coverage_se']:.3f} | "
                      f"{row['median_width_ratio']:.3g} | {row['mean_width']:.3g} | {pc if pc else '—'} | "
-                     f"{pr if pr else ('n/a' if pc else '—')} | {row['n']} |")
+                     f"{pr if pr else ('n/a' if pc else '—')} | {row['n']} | {row['failed']} |")
         L.append("")
+    L += _summary_el_cv(st, t1 or [])
     t2 = st.learning_table()
     if t2:
         L += ["## Table 2: learning, each objective against the IPS baseline (true value)", "",
@@ -712,13 +922,112 @@ def _summary(st: RealisticStudy, command) -> str:
                   f"* (dataset, strategy) pairs whose target picks an action of logging probability 0 "
                   f"on some evaluation rows: {deficit} of {len(ope)} (see `policies.csv`, "
                   "`support_deficit`; IPS-type estimators cannot see that part of the value).",
-                  f"* EL computations the fast path did not solve (re-solved with `method=\"auto\"`): {fb}.", ""]
+                  f"* EL computations the fast path did not solve (re-solved with `method=\"auto\"`): {fb}."]
+            if any("elcv_failures" in p for p in ope):
+                cfb = sum(p.get("elcv_fallbacks", 0) for p in ope)
+                cfail = sum(p.get("elcv_failures", 0) for p in ope)
+                L.append(f"* EL with the reward predictor (el-cv; an estimate and an interval per "
+                         f"evaluation): computations the fast path did not solve (re-solved with "
+                         f"`method=\"auto\"`): {cfb}; failed both ways (`nan` rows, counted above): {cfail}.")
+            L.append("")
     if st.learning:
         nan = sum(1 for r in st.learning if not np.isfinite(r["true_value"]))
         L += [f"* Learning fits whose fast path failed (refit with `method=\"auto\"`): "
               f"{st.fit_fallbacks}; fits that failed both ways (true_value nan, dropped from the "
               f"tests): {nan}.", ""]
     return "\n".join(L)
+
+
+def _summary_el_cv(st: RealisticStudy, t1) -> list:
+    """The summary's section on EL with the reward predictor's control variate (el-cv)."""
+    import pandas as pd
+
+    rows = [r for r in t1 if r["estimator"] == "el-cv"]
+    if not rows:
+        return []
+    L = ["## EL with a reward predictor (el-cv)", "",
+         "`el-cv`: the EL estimate with the doubly robust control variate of a reward predictor, "
+         "`E_Q[w r_hat(x, a) - sum_a pi(a|x) r_hat(x, a)] = 0` (`elcvx.constraints.reward_model`, "
+         "deterministic target); `r_hat`: one VW regression per action, learned from the "
+         "logging split's bandit feedback (the Initialize split, as `h` is). `dr`: the doubly "
+         "robust estimate with the same `r_hat`. Wins/ties/losses of el-cv over datasets, by the "
+         "paired test of Table 1. Authors: their code's README (github.com/pmineiro/elfcb, "
+         "`shootout/README.md`, EL with a reward-predictor control variate), on the paper's 40 "
+         "datasets; ours on the datasets above. Beside them, plain EL against the same estimator: "
+         "ours (Table 1, the same evaluations) and the authors' (the same README). failed: "
+         "evaluations without an el-cv estimate (left out of the test and the MSEs).", "",
+         "| el-cv vs. | exploration | wins | ties | losses | our EL | authors' el-cv (of 40) | "
+         "authors' EL (of 40) | MSE el-cv | MSE other | failed |",
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    ours_el = {(r["strategy"], r["versus"]): r for r in t1 if r["estimator"] == "el"}
+
+    def wtl(t):
+        return "/".join(map(str, t)) if t else "—"
+
+    for row in sorted(rows, key=lambda r: (CV_VERSUS.index(r["versus"]), st.strategies.index(r["strategy"]))):
+        key = (row["strategy"], row["versus"])
+        el = ours_el.get(key)
+        L.append(f"| {row['versus']} | {row['strategy']} | {row['wins']} | {row['ties']} | {row['losses']} | "
+                 f"{wtl(el and (el['wins'], el['ties'], el['losses']))} | {wtl(AUTHORS_EL_CV.get(key))} | "
+                 f"{wtl(AUTHORS_EL.get(key))} | {row['mse_estimator']:.3g} | {row['mse_versus']:.3g} | "
+                 f"{row['failed']} |")
+    L.append("")
+    est = pd.DataFrame([r for r in st.ope if r["estimator"] in ("el", "el-cv")])
+    if not est.empty:
+        w = est.pivot(index=["strategy", "dataset", "replicate"], columns="estimator", values="estimate")
+        same = ((w["el-cv"] - w["el"]).abs() <= 1e-6)[np.isfinite(w["el-cv"])]
+        by = same.groupby(level="strategy").mean()
+        L += [f"el-cv equals EL (to 1e-6) in {same.mean():.0%} of the {same.size} evaluations with an "
+              f"el-cv estimate ({by.min():.0%} to {by.max():.0%} by exploration strategy): there "
+              "the control variate does not change the estimate.", ""]
+    by = [r for r in st.ci_table(by_strategy=True) if r["method"] in ("el-chi2", "el-cv-chi2")]
+    if by:
+        get = {(r["strategy"], r["method"]): r for r in by}
+        iv = pd.DataFrame([r for r in st.intervals if r["method"] in ("el-chi2", "el-cv-chi2")])
+        iv["width"] = iv["high"] - iv["low"]
+        wd = iv.pivot(index=["strategy", "dataset", "replicate"], columns="method", values="width")
+        wd = wd[np.isfinite(wd["el-cv-chi2"])]
+        diff = wd["el-cv-chi2"] - wd["el-chi2"]
+        narrower = (diff < -1e-9).groupby(level="strategy").mean()
+        wider = (diff > 1e-9).groupby(level="strategy").mean()
+        L += ["Intervals (95%, chi-square), EL and el-cv on the same evaluations; width ratio: "
+              "median over evaluations of el-cv's width / EL's; narrower, wider: share of the "
+              "evaluations where el-cv's interval is narrower or wider than EL's (by more than 1e-9).", "",
+              "| exploration | coverage EL | coverage el-cv | mean width EL | mean width el-cv | "
+              "median width ratio | narrower | wider | n | failed |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for s in st.strategies:
+            e, c = get.get((s, "el-chi2")), get.get((s, "el-cv-chi2"))
+            if e and c:
+                L.append(f"| {s} | {e['coverage']:.3f} | {c['coverage']:.3f} | {e['mean_width']:.3g} | "
+                         f"{c['mean_width']:.3g} | {c['median_width_ratio']:.3g} | {narrower.get(s, math.nan):.0%} | "
+                         f"{wider.get(s, math.nan):.0%} | {c['n']} | {c['failed']} |")
+        L.append("")
+    ope = [p for p in st.policies if p.get("table") == "ope" and "elcv_failures" in p]
+    fit = [p for p in ope if "rhat_mse" in p]
+    if fit:
+        mse = np.array([p["rhat_mse"] for p in fit], dtype=float)
+        const = np.array([p["truth"] * (1 - p["truth"]) for p in fit], dtype=float)
+        L += ["The reward predictor on the Evaluate rows (`policies.csv`: `rhat_mse`, its squared "
+              "error on the target's actions, every action's reward being known there): median "
+              f"{np.median(mse):.3g} over the {len(fit)} (dataset, strategy) pairs (quartiles "
+              f"{np.quantile(mse, 0.25):.3g}, {np.quantile(mse, 0.75):.3g}); the best constant "
+              f"predictor (the target's value) would have median {np.median(const):.3g}; `r_hat` "
+              f"beats it on {int(np.sum(mse < const))} of the {len(fit)} pairs.", ""]
+    if ope:
+        bad = [p for p in ope if p.get("elcv_failures", 0) or p.get("elcv_fallbacks", 0)]
+        L.append(f"Constrained solves per (dataset, strategy): {len(bad)} of {len(ope)} pairs had a "
+                 "fast-path failure (re-solved with `method=\"auto\"`) or a failure both ways"
+                 + (":" if bad else "."))
+        if bad:
+            L += ["", "| dataset | exploration | fast-path failures | failed both ways | failed evaluations | first error |",
+                  "|---:|---|---:|---:|---|---|"]
+            for p in bad:
+                L.append(f"| {p['dataset']} | {p['strategy']} | {p.get('elcv_fallbacks', 0)} | "
+                         f"{p.get('elcv_failures', 0)} | {p.get('elcv_failed_replicates', '') or '—'} | "
+                         f"{str(p.get('elcv_error', '') or '—').replace('|', '/')[:200]} |")
+        L.append("")
+    return L
 
 
 # ------------------------------------------------------------------------------------------------
