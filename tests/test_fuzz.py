@@ -871,23 +871,25 @@ def fuzz(seeds, *, cvxpy_every=1, cvxpy_rows=CVXPY_ROWS, cvxpy_limit=None, shrin
     return out
 
 
-def _finish(result: Fuzz):
+def _finish(result: Fuzz, cases: int):
+    """Print the summary; assert every case ran, every regime was checked, and nothing failed."""
     print()
     print(result.summary())
-    if result.failures:
-        report = result.report_failures()
-        print(report)
-        pytest.fail(f"{len(result.failures)} fuzz failures\n{report}", pytrace=False)
+    report = result.report_failures() if result.failures else ""
+    print(report)
+    assert sum(result.cases.values()) == cases, result.cases
+    assert all(result.checked[(regime, "sane")] == n for regime, n in result.cases.items())
+    assert not result.failures, f"{len(result.failures)} fuzz failures\n{report}"
 
 
 def test_fuzz_quick():
     """120 cases of every regime (fast path and auto, all invariants and exact answers; cvxpy on
     8 cases of at most 30 rows): part of the default ``make test``."""
-    _finish(fuzz(range(100_000, 100_120), cvxpy_rows=30, cvxpy_limit=8, shrink_budget=10.0))
+    _finish(fuzz(range(100_000, 100_120), cvxpy_rows=30, cvxpy_limit=8, shrink_budget=10.0), 120)
 
 
 @pytest.mark.slow
 def test_fuzz_full():
     """3,300 cases (300 per regime), cvxpy on every case with at most 300 rows (about half):
     ``make test-fuzz``."""
-    _finish(fuzz(range(3_300), shrink_budget=180.0))
+    _finish(fuzz(range(3_300), shrink_budget=180.0), 3_300)
