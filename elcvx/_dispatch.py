@@ -47,7 +47,8 @@ def mle(sample, method, model=None):
     """
     if model is not None:
         return _run(method, lambda: _moment.mle(sample, *model),
-                    lambda: _cvx_module().model_mle(sample, *model), "the MLE with constraints")
+                    lambda: _cvx_model_module().model_mle(sample, *model),
+                    "the MLE with constraints")
     cache = sample.__dict__.setdefault("_mle_cache", {})
     key = iv.option("method", method, iv.METHODS)
     if key not in cache:
@@ -73,8 +74,8 @@ def lower_bound(sample, mle_sol, quantile, side, method, wu=None, model=None):
             method,
             lambda: _moment.lower_bound(sample, constraints, mle_sol.loglik, quantile, side,
                                         atoms, mle_sol),
-            lambda: _cvx_module().model_lower_bound(sample, constraints, atoms, mle_sol.loglik,
-                                                    quantile, side),
+            lambda: _cvx_model_module().model_lower_bound(sample, constraints, atoms,
+                                                          mle_sol.loglik, quantile, side),
             f"the {side} bound with constraints",
         )
     u = None if wu is not None else sample.u if side == "lower" else 1.0 - sample.u
@@ -95,7 +96,7 @@ def lower_bound(sample, mle_sol, quantile, side, method, wu=None, model=None):
 def profile(sample, v_unit, mle_sol, method, model=None):
     if model is not None:
         return _run(method, lambda: _moment.profile(sample, model[0], v_unit, model[1], mle_sol),
-                    lambda: _cvx_module().model_profile(sample, *model, v_unit),
+                    lambda: _cvx_model_module().model_profile(sample, *model, v_unit),
                     "the profile likelihood with constraints")
     return _run(
         method,
@@ -120,6 +121,12 @@ def _profile_fallback(sample, v_unit, mle_sol):
     status = sol.status if ends.status == "optimal" else f"{sol.status}; {ends.status}"
     return sol._replace(loglik=out[0], beta=out[1], tau=out[2], status=status,
                         work=(sol.work[0] + ends.work[0], sol.work[1] + ends.work[1]))
+
+
+def _cvx_model_module():
+    from . import _cvx_model
+
+    return _cvx_model
 
 
 def _cvx_module():
