@@ -107,15 +107,18 @@ def model_profile(sample, constraints, atoms, v) -> ProfileSolution:
     return ProfileSolution(loglik=out[0], beta=out[1], tau=out[2], status=status)
 
 
-def model_lower_bound(sample, constraints, atoms, loglik, quantile, side="lower") -> BoundSolution:
+def model_lower_bound(sample, constraints, atoms, loglik, quantile, side="lower",
+                      value=None) -> BoundSolution:
     """The constrained lower bound from :func:`~elcvx.programs.lower_bound_primal`: Clarabel's
     ``q`` and value, certified by the dual objective ``K geomean_c(gamma + beta w + lambda . g +
-    w u) - gamma - beta - lambda . b`` at its multipliers (a lower bound on the optimum for
-    any dual-feasible point, so primal minus dual is the gap)."""
-    data = _moment.Moments(sample, constraints, atoms, side=side)
+    h) - gamma - beta - lambda . b`` at its multipliers (a lower bound on the optimum for any
+    dual-feasible point, so primal minus dual is the gap). ``h = w u`` (``w (1 - u)`` for
+    ``side="upper"``), or ``value = (h, h_lo, h_hi)`` as in :class:`elcvx._moment.Moments`."""
+    data = _moment.Moments(sample, constraints, atoms, side=side, value=value)
     N = data.n
     phi = -N * math.log(N) - float(loglik) - float(quantile) / 2.0
-    program = P.lower_bound_primal(sample, side=side, constraints=constraints, atoms=atoms)
+    program = P.lower_bound_primal(sample, side=side, constraints=constraints, atoms=atoms,
+                                   value=None if value is None else (data.h, data.h_lo))
     B, floor = _moment._bound_rows(data.atoms, data.h_lo)
 
     def check(p):

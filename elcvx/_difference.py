@@ -20,10 +20,10 @@ import math
 
 import numpy as np
 
-from . import _moment
+from . import _dispatch, _moment
 from . import _validation as iv
 from .constraints import MomentConstraint
-from .errors import InvalidInputError, SolverError
+from .errors import InvalidInputError
 from .results import ConfidenceInterval, DifferenceResult
 
 
@@ -48,7 +48,7 @@ def _check_pair(a, b):
 
 
 def _model(a, b):
-    """The Moments model of ``V(a) - V(b)`` on sample ``a``'s rows, ``g = w_b``.
+    """``(constraints, atoms, value)`` of ``V(a) - V(b)`` on sample ``a``'s rows, ``g = w_b``.
 
     Atoms ``(w_a, w_b)`` at the vertices; ``h = (w_a - w_b) u`` with ``[h_lo, h_hi]`` the ends of
     ``(w_a - w_b) [0, 1]`` (per unit of ``w_a`` at ``w_a = inf``, where ``w_b / w_a -> 0``).
@@ -60,7 +60,7 @@ def _model(a, b):
     spread = np.where(np.isfinite(wa), np.where(np.isfinite(wa), wa, 0.0) - wb, 1.0)
     constraint = MomentConstraint(b.w, 1.0, atom_range=(b.wmin, b.wmax), name="w_b")
     value = ((a.w - b.w) * a.u, np.minimum(spread, 0.0), np.maximum(spread, 0.0))
-    return _moment.Moments(a, [constraint], atoms, value=value)
+    return [constraint], atoms, value
 
 
 def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
@@ -89,8 +89,10 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     calibration : {"chi2", "f"}
     rho : float, optional
         The atoms' reward (user scale); default the reward midpoint.
-    method : {"auto", "fast"}
-        The fast path (a barrier method with a certificate; :mod:`elcvx._moment`).
+    method : {"auto", "fast", "cvxpy"}
+        ``"fast"``: numpy (:mod:`elcvx._moment`); ``"cvxpy"``: Clarabel's own solution of
+        :func:`~elcvx.programs.mle_primal` and :func:`~elcvx.programs.lower_bound_primal`
+        (with ``value=``), certified; ``"auto"``: the fast path, and cvxpy where it fails.
 
     Returns
     -------
@@ -111,7 +113,7 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     a, b = _check_pair(sample_a, sample_b)
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.CALIBRATIONS)
-    method = iv.option("method", method, ("auto", "fast"))
+    method = iv.option("method", method, iv.METHODS)
     span = a.rmax - a.rmin
     rho = 0.5 * (a.rmin + a.rmax) if rho is None else iv.finite_scalar("rho", rho)
     if not a.rmin <= rho <= a.rmax:
@@ -122,9 +124,12 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
         # The same policy: h = 0 on every row and atom, so every Q gives exactly 0.
         return DifferenceResult(0.0, ConfidenceInterval(0.0, 0.0), 0.0, 0.0, level, calibration,
                                 quantile, a.n, "closed form", "optimal (the same policy)")
-    data = _model(a, b)
-    mle = _moment.mle_of(data)
-    _require(mle.status, "the MLE")
+    constraints, atoms, value = _model(a, b)
+    data = _moment.Moments(a, constraints, atoms, value=value)
+    negated = (-value[0], -value[2], -value[1])
+    mle, path = _dispatch._run(method, lambda: _moment.mle_of(data),
+                               lambda: _cvx_model().model_mle(a, constraints, atoms),
+                               "the MLE of the difference")
     c = 1.0 if a.counts is None else a.counts
     cq = c * mle.q
     base = float(cq @ data.h)
@@ -133,19 +138,24 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     estimate = span * (base + rho_u * atoms_share)
     if not math.isfinite(quantile):
         return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
-                                -span, span, level, calibration, quantile, a.n, "fast",
+                                -span, span, level, calibration, quantile, a.n, path,
                                 f"whole range: no {calibration} quantile at N={a.n:g}")
-    lower = _moment.lower_bound_of(data, mle.loglik, quantile, mle)
-    upper = _moment.lower_bound_of(data.negated(), mle.loglik, quantile, mle)
-    _require(lower.status, "the lower bound")
-    _require(upper.status, "the upper bound")
-    low, high = max(-1.0, lower.value), min(1.0, -upper.value)
+    bounds, paths = [], {path}
+    for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
+        sol, used = _dispatch._run(
+            method, lambda: _moment.lower_bound_of(model, mle.loglik, quantile, mle),
+            lambda: _cvx_model().model_lower_bound(a, constraints, atoms, mle.loglik, quantile,
+                                                   value=val),
+            f"the {end} bound of the difference")
+        bounds.append(sol.value)
+        paths.add(used)
+    low, high = max(-1.0, bounds[0]), min(1.0, -bounds[1])
     return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
-                            span * low, span * high, level, calibration, quantile, a.n, "fast",
-                            "optimal")
+                            span * low, span * high, level, calibration, quantile, a.n,
+                            "+".join(sorted(paths)), "optimal")
 
 
-def _require(status, what):
-    if not status.startswith("optimal"):
-        raise SolverError(f"the fast path did not solve {what} of the difference (status: "
-                          f"{status})", solver="elcvx fast path", status=status)
+def _cvx_model():
+    from . import _cvx_model as module  # cvxpy is imported only when the cvxpy path runs
+
+    return module

@@ -149,14 +149,16 @@ def _bound_oracle(F, e, c, n, K, lin, work):
 # ---------------------------------------------------------------------------------------------
 # The barrier method
 # ---------------------------------------------------------------------------------------------
-def _interior_direction(A, h):
-    """A direction ``x`` with ``A x + h > 0`` strictly for every row where possible."""
+def _interior_point(A, h, center):
+    """A point ``x`` with ``A x + h > 0`` strictly for every row, near ``center`` where possible."""
     from scipy.optimize import linprog
 
     m = A.shape[1]
-    # max t s.t. A x + h >= t, -1 <= x <= 1, t <= 1.
+    radius = 1e3 * (1.0 + float(np.abs(center).max(initial=0.0)))
+    # max t s.t. A x + h >= t, |x - center| <= radius, t <= 1.
     res = linprog(np.r_[np.zeros(m), -1.0], A_ub=np.column_stack([-A, np.ones(len(A))]), b_ub=h,
-                  bounds=[(-1.0, 1.0)] * m + [(None, 1.0)], method="highs")
+                  bounds=[(x - radius, x + radius) for x in center] + [(None, 1.0)],
+                  method="highs")
     return res.x[:m] if res.status == 0 and res.x[m] > 0 else None
 
 
@@ -231,20 +233,26 @@ def _maximize(oracle, x, A, h):
 
 
 def _start(A, h, x0, oracle):
-    """A strictly feasible point in the oracle's domain near ``x0`` (feasible, maybe on an edge)."""
+    """A strictly feasible point in the oracle's domain, ``x0`` or as near it as found: on the
+    segment from an interior point ``p`` to ``x0``, the point nearest ``x0`` that is strictly
+    feasible (``A x + h`` is positive at ``p``, so on a stretch of the segment from ``p``)."""
     s = A @ x0 + h
     if np.all(s > 0) and math.isfinite(oracle(x0)[0]):
         return x0
-    d = _interior_direction(A, h)
-    if d is None:
+    p = _interior_point(A, h, x0)
+    if p is None:
         return None
-    # A (x0 + t d) + h = s + t A d > 0 for small t when s >= 0: shrink t until inside the domain.
-    t = 1.0
-    for _ in range(200):
-        x = x0 + t * d
+    # A (p + f (x0 - p)) + h > 0 for f below the ratio test's f_max; then step back towards p
+    # until inside the oracle's domain too.
+    sp, rate = A @ p + h, A @ (x0 - p)
+    with np.errstate(divide="ignore"):
+        f_max = float(np.min(np.where(rate < 0, -sp / rate, np.inf), initial=np.inf))
+    f = 0.99 * min(1.0, f_max)
+    for _ in range(60):
+        x = p + f * (x0 - p)
         if np.all(A @ x + h > 0) and math.isfinite(oracle(x)[0]):
             return x
-        t *= 0.5
+        f *= 0.5
     return None
 
 

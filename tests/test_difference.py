@@ -59,6 +59,29 @@ def test_the_interval_matches_the_primal_program(seed):
     assert_agree([d.low, d.high], [reference(sa, sb, "lower"), reference(sa, sb, "upper")])
     assert d.low <= d.estimate_range.low <= d.estimate <= d.estimate_range.high <= d.high
 
+    # The cvxpy path is Clarabel's own solution of the package's builders (mle_primal with the
+    # constraint E_Q[w_b] = 1, lower_bound_primal with value=), certified: it must meet the
+    # same independent reference.
+    c = difference(sa, sb, method="cvxpy")
+    assert c.method == "cvxpy"
+    assert_agree([c.estimate, c.low, c.high], [d.estimate, d.low, d.high])
+
+
+@pytest.mark.parametrize("wmax_a", [5.0, math.inf])
+def test_the_two_paths_agree_with_an_unbounded_weight(wmax_a):
+    # One policy's weight range unbounded: its atom at w_a = inf has w_b / w_a -> 0 (the
+    # model's per-unit-weight convention), on both paths.
+    rng = np.random.default_rng(3)
+    n = 300
+    r = rng.uniform(size=n)
+    sa = Sample(rng.choice([0, 2.5], n, p=[0.6, 0.4]), r, wmax=wmax_a)
+    sb = Sample(rng.choice([0, 1.5, 3], n, p=[0.3, 0.5, 0.2]), r, wmax=4)
+    fast, cvx = difference(sa, sb, method="fast"), difference(sa, sb, method="cvxpy")
+    assert (fast.method, cvx.method) == ("fast", "cvxpy")
+    assert_agree([cvx.estimate, cvx.low, cvx.high], [fast.estimate, fast.low, fast.high])
+    if math.isfinite(wmax_a):
+        assert_agree([fast.low, fast.high], [reference(sa, sb, "lower"), reference(sa, sb, "upper")])
+
 
 def test_a_policy_against_itself_is_exactly_zero():
     sa, _ = two_policies(50, 0)

@@ -377,3 +377,30 @@ def test_programs_speak_the_papers_units_and_take_constraints_later():
     assert plain.with_constraints([c]).name == programs.mle_primal(s, constraints=[c]).name
     with pytest.raises(ValueError, match="has not been solved"):
         programs.lower_bound_primal(s).log_likelihood()
+
+
+def test_another_value_functional_primal_equals_dual():
+    # value=(h, h_lo): the difference of two policies, h = (w_a - w_b) u with E_Q[w_b] = 1 and
+    # atoms at the vertices of the two weight ranges (h_lo = min(w_a - w_b, 0) there). The
+    # primal and the dual are written separately in the builder; the policy's own value as
+    # value=(w u, 0) is the program without value=.
+    rng = np.random.default_rng(8)
+    n = 80
+    wa, wb = rng.choice([0.0, 2.5], n, p=[0.6, 0.4]), rng.choice([0.0, 1.5, 3.0], n)
+    sample = Sample(wa, rng.uniform(size=n), wmax=5)
+    cons = [MomentConstraint(wb, 1.0, atom_range=(0.0, 4.0))]
+    atoms = np.array([[0.0, 0.0], [0.0, 4.0], [5.0, 0.0], [5.0, 4.0]])
+    N = sample.n
+    loglik = N * P.mle_dual(sample, constraints=cons, atoms=atoms).solve()
+    phi = -N * math.log(N) - loglik - CHI2_95 / 2
+    h, h_lo = (wa - wb) * sample.u, np.minimum(atoms[:, 0] - atoms[:, 1], 0.0)
+    for value in ((h, h_lo), (-h, -np.maximum(atoms[:, 0] - atoms[:, 1], 0.0))):
+        primal, dual = (getattr(P, f"lower_bound_{form}")(sample, constraints=cons, atoms=atoms,
+                                                          value=value) for form in ("primal", "dual"))
+        check_agree("bound", primal.solve(phi=phi), dual.solve(phi=phi))
+    own = P.lower_bound_primal(sample, constraints=cons, atoms=atoms,
+                               value=(wa * sample.u, np.zeros(4))).solve(phi=phi)
+    plain = P.lower_bound_dual(sample, constraints=cons, atoms=atoms).solve(phi=phi)
+    check_agree("bound", own, plain)
+    with pytest.raises(InvalidInputError, match="4 entries"):
+        P.lower_bound_primal(sample, constraints=cons, atoms=atoms, value=(h, h_lo[:3]))

@@ -113,7 +113,11 @@ class _Atoms:
         self.weighted = self.w > 1
         self.s = 1.0 / np.maximum(self.w, 1.0)
         g = table[[i for i, _ in index], 1:].reshape(len(index), self.k)
-        self.gcoef = g / np.where(self.weighted & np.isfinite(self.w), self.w, 1.0)[:, None]
+        # The coefficient of a per-mass quantity (g, or a value's floor) per unit of the atom's
+        # variable: 1/w for a weighted atom (its variable is w m), 1 otherwise and at w = inf
+        # (where the quantity is already given per unit weight).
+        self.per_unit = 1.0 / np.where(self.weighted & np.isfinite(self.w), self.w, 1.0)
+        self.gcoef = g * self.per_unit[:, None]
         self.wcoef = np.where(self.weighted, 1.0, self.w)
         self.labels, self.keys = [], []
         for i, r in index:
@@ -193,13 +197,18 @@ class _Atoms:
             cons[key] = expr >= 0
         return cons
 
-    def bound_rows(self, gamma, beta, lam):
-        """``gamma + beta w + lambda.g >= 0`` at each atom, times ``s``: the lower bound's dual."""
+    def bound_rows(self, gamma, beta, lam, floor=None):
+        """``gamma + beta w + lambda.g [+ h_lo] >= 0`` at each atom, times ``s``: the lower
+        bound's dual (``floor``: the value's least ``h_lo`` at each atom, else 0)."""
         cons = {}
         for i, key in enumerate(self.keys):
             s, w = float(self.s[i]), float(self.w[i])
             expr = s * gamma + beta if self.weighted[i] else gamma + beta * w
-            cons[key] = (expr if lam is None else expr + self.gcoef[i] @ lam) >= 0
+            if lam is not None:
+                expr = expr + self.gcoef[i] @ lam
+            if floor is not None and floor[i] != 0:
+                expr = expr + float(floor[i] * self.per_unit[i])
+            cons[key] = expr >= 0
         return cons
 
 
@@ -426,7 +435,8 @@ def profile_dual(sample, *, constraints=(), atoms=None) -> Program:
 # Lower bound of the interval
 # ------------------------------------------------------------------------------------------------
 @_rebuildable
-def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None) -> Program:
+def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None,
+                       value=None) -> Program:
     r"""The lower end of the confidence interval (paper appendix C, corrected: docs/primal-dual.md).
 
     .. math::
@@ -463,6 +473,13 @@ def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None) -> P
     ``lambda_j = constraints["g{j}"].dual_value``, and
     ``q_n = kappa / (gamma + beta w_n + lambda.g_n + w_n u_n)``.
 
+    **Another value functional** (``value=(h, h_lo)``): the program bounds ``E_Q[h]`` instead
+    of ``E_Q[w u]``: ``h`` per row replaces ``w_n u_n`` and atom ``i`` adds ``h_lo[i]`` per
+    unit of its mass to the objective (per unit of weighted mass at ``w = inf``), its least
+    value there (``side`` is then not used). The difference of two policies is ``h = (w_a -
+    w_b) u`` with the constraint ``E_Q[w_b] = 1`` (:func:`elcvx.difference`); the dual's rows
+    become ``gamma + beta w + lambda.g + h`` and each atom's constraint gains ``+ h_lo[i]``.
+
     Examples
     --------
     One example ``(w, u) = (2, 1)`` with ``wmax = 4``: ``l*_mle = log 2``, and the bound is
@@ -478,11 +495,12 @@ def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None) -> P
     >>> round(p.solve(phi=-math.log(2) - 1.0 / 2), 6)  # quantile 1: exp(-1/2)
     0.606531
     """
-    return _lower_bound(sample, side, constraints, atoms, "primal")
+    return _lower_bound(sample, side, constraints, atoms, "primal", value)
 
 
 @_rebuildable
-def lower_bound_dual(sample, *, side="lower", constraints=(), atoms=None) -> Program:
+def lower_bound_dual(sample, *, side="lower", constraints=(), atoms=None,
+                       value=None) -> Program:
     r"""The dual of :func:`lower_bound_primal` (docs/primal-dual.md; the paper's main text is wrong).
 
     .. math::
@@ -515,22 +533,40 @@ def lower_bound_dual(sample, *, side="lower", constraints=(), atoms=None) -> Pro
     ``variables`` ``lambda`` too; ``constraints`` ``atom{i}``, whose dual values are the
     primal's ``m_atom{i}`` or ``z_atom{i}``.
     """
-    return _lower_bound(sample, side, constraints, atoms, "dual")
+    return _lower_bound(sample, side, constraints, atoms, "dual", value)
 
 
-def _lower_bound(sample, side, constraints, atoms, form) -> Program:
+def _lower_bound(sample, side, constraints, atoms, form, value=None) -> Program:
     w, u, c, N, wmin, wmax = sample_data(sample, side)
     at = _Atoms.of(sample, constraints, atoms)
+    if value is not None:
+        value = _value_functional(value, w.size, len(at.w))
     phi = cp.Parameter(name="phi", value=-N * math.log(N) - 1.0)
     problem, variables, cons = lower_bound_problem(w, u, c, N, wmin, wmax, phi, form=form,
-                                                   atoms=at)
+                                                   atoms=at, value=value)
     return Program(
         f"lower_bound_{form}[{side}]", problem, parameters=dict(phi=phi), variables=variables,
         constraints=cons, info=dict(N=N, side=side, objective="v_lb", **at.info),
     )
 
 
-def lower_bound_problem(w, u, c, N, wmin, wmax, phi, *, form, atoms=None):
+def _value_functional(value, rows, atoms):
+    """``(h, h_lo)`` as float arrays of ``rows`` and ``atoms`` entries, or a clear error."""
+    from ..errors import InvalidInputError
+
+    try:
+        h, h_lo = (np.asarray(t, dtype=float) for t in value)
+    except (TypeError, ValueError):
+        raise InvalidInputError("value must be a pair (h, h_lo) of float arrays") from None
+    if h.shape != (rows,) or h_lo.shape != (atoms,):
+        raise InvalidInputError(f"value=(h, h_lo) must have {rows} and {atoms} entries (the rows "
+                                f"and the extra atoms); got shapes {h.shape} and {h_lo.shape}")
+    if not (np.all(np.isfinite(h)) and np.all(np.isfinite(h_lo))):
+        raise InvalidInputError("value=(h, h_lo) must be finite")
+    return h, h_lo
+
+
+def lower_bound_problem(w, u, c, N, wmin, wmax, phi, *, form, atoms=None, value=None):
     """``(problem, variables, constraints)`` of :func:`lower_bound_primal` (``form="primal"``)
     or :func:`lower_bound_dual` (``"dual"``), in their scaled forms, on rewards ``u`` and counts
     ``c`` (``N = sum c``). The weights ``w`` and the radius ``phi`` are constants or
@@ -538,26 +574,34 @@ def lower_bound_problem(w, u, c, N, wmin, wmax, phi, *, form, atoms=None):
     parameter) and the learning game's DPP programs (``w`` a parameter too;
     :mod:`elcvx.programs.learning`). A parameter ``w`` enters through ``cp.multiply``, which
     keeps the problem DPP; a constant ``w`` is multiplied out, so the program prints as numbers.
-    ``atoms``: an ``_Atoms`` (moment constraints and their atoms); default the paper's."""
+    ``atoms``: an ``_Atoms`` (moment constraints and their atoms); default the paper's.
+    ``value``: ``(h, h_lo)`` to bound ``E_Q[h]`` instead of ``E_Q[w u]`` (constant ``w``)."""
     if atoms is None:
         atoms = _Atoms(np.zeros((u.size, 0)), np.zeros(0), np.array([[wmin], [wmax]]), legacy=True)
     param = isinstance(w, cp.Expression)
     cw = cp.multiply(c / N, w) if param else c * w / N  # c_n w_n / N
     cwu = cp.multiply(c * u / N, w) if param else c * w * u / N  # c_n w_n u_n / N
     wu = cp.multiply(u, w) if param else w * u
+    floor = None
+    if value is not None:
+        wu, floor = value
+        cwu = c * wu / N
     if form == "primal":
         y = cp.Variable(u.size, name="y", nonneg=True)
         variables = dict(q=y / N, y=y, **atoms.variables())
         cons = atoms.moment_rows(y, c, N, cw)
         cons["loglik"] = (c / N) @ cp.log(y) >= phi / N + math.log(N)
-        problem = cp.Problem(cp.Minimize(cwu @ y), list(cons.values()))
+        objective = cwu @ y
+        if floor is not None and np.any(floor != 0):
+            objective = objective + atoms.row(floor * atoms.per_unit)
+        problem = cp.Problem(cp.Minimize(objective), list(cons.values()))
         return problem, variables, cons
     beta = cp.Variable(name="beta")
     gamma = cp.Variable(name="gamma")
     K = cp.Variable(name="K", nonneg=True)
     lam, handles = atoms.dual_variable()
     a = atoms.plus(gamma + beta * w + wu, lam, centred=False)
-    cons = atoms.bound_rows(gamma, beta, lam)
+    cons = atoms.bound_rows(gamma, beta, lam, floor)
     linear = -beta - gamma if lam is None else -beta - gamma - atoms.b @ lam
     objective = linear + K * (phi / N + (math.log(N) + 1)) - (c / N) @ cp.rel_entr(K, a)
     problem = cp.Problem(cp.Maximize(objective), list(cons.values()))
