@@ -46,5 +46,9 @@ reproduce-realistic: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
 
+.PHONY: bench-cvxpy
+bench-cvxpy: $(STAMP)
+	$(PY) benchmarks/bench_cvxpy.py
+
 clean:
 	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis

@@ -43,6 +43,10 @@ computation          primary: single (unscaled)     fallback: single (unscaled)
                      (31%)                          (27%), then the profile root
 ===================  =============================  ============================
 
+The lower bound now takes ``lower_bound_dual`` first, with the settings of
+:data:`elcvx.programs.base.BOUND_ATTEMPTS` (shorter steps first): at N = 1e4 that solved 15 of
+16 bounds at once, against 6 of 16 for the primal at the tight settings.
+
 With the fallbacks and certificates, 150 further random samples gave no failure, and agreed
 with :mod:`elcvx._fast` to 1e-13 (``l*_mle``, relative), 1e-8 (estimate), 4e-11 (bounds) and
 7e-10 (profile statistic, relative). The lower bound's program is hard for Clarabel whatever
@@ -60,6 +64,7 @@ from scipy.optimize import nnls
 from . import programs as P
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 from .errors import SolverError
+from .programs.base import BOUND_ATTEMPTS
 from .programs.base import sample_data as _data
 
 # Certificate tolerances. The atom masses recovered from a dual point may be negative by at most
@@ -78,7 +83,7 @@ VALUE_TOL = 1e-10
 # docstring and tests/test_programs.py.
 MLE_ORDER = ("primal", "dual")
 PROFILE_ORDER = ("primal", "dual")
-LOWER_BOUND_ORDER = ("primal", "dual")
+LOWER_BOUND_ORDER = ("dual", "primal")
 
 
 class Rejected(str):
@@ -625,7 +630,7 @@ def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
             return _checked(found, certify_lower_bound(_scalar(b), _scalar(g), phi, sample, side))
 
         try:
-            program.solve(check=check, phi=phi)
+            program.solve(check=check, phi=phi, attempts=BOUND_ATTEMPTS)
         except SolverError as exc:
             errors.append(exc)
             continue
