@@ -16,6 +16,7 @@ from . import _moment
 from . import programs as P
 from ._cvx import FEAS_TOL, GAP_TOL, Rejected, _checked, _fail, _scalar, _status
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
+from .programs.base import BOUND_ATTEMPTS
 from .errors import SolverError
 
 
@@ -57,10 +58,10 @@ def _certify_model(program, data, value, point, loglik_primal):
     return l_dual, program.variables["q"].value
 
 
-def _solve_model(program, check, what, **parameters):
+def _solve_model(program, check, what, attempts=None, **parameters):
     found = {}
     try:
-        program.solve(check=lambda p: _checked(found, check(p)), **parameters)
+        program.solve(check=lambda p: _checked(found, check(p)), attempts=attempts, **parameters)
     except SolverError as exc:
         raise _fail(what, [exc]) from None
     return found["sol"]
@@ -144,7 +145,8 @@ def model_lower_bound(sample, constraints, atoms, loglik, quantile, side="lower"
             return Rejected(f"the duality gap is {primal - dual:.2g}")
         return primal, y
 
-    value, y = _solve_model(program, check, f"the constrained {side} bound", phi=phi)
+    value, y = _solve_model(program, check, f"the constrained {side} bound",
+                            attempts=BOUND_ATTEMPTS, phi=phi)
     kappa = _scalar(program.constraints["loglik"].dual_value) / N
     return BoundSolution(value=value, beta=float(y[1]), gamma=float(y[0]), kappa=kappa,
                          q=np.asarray(program.variables["q"].value, dtype=float),
