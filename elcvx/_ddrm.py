@@ -109,8 +109,8 @@ class Side:
         s = np.cumsum(np.concatenate(([self.s], x)))
         xhat = np.minimum(1.0, (s[:-1] + 0.5) / t)
         e = x - xhat
-        lo = np.cumsum(np.concatenate(([self.low], np.where(e <= 0, e * e, 0.0))))[1:]
-        mid = np.cumsum(np.concatenate(([self.mid], np.where((e > 0) & (e <= 1), e * e, 0.0))))[1:]
+        lo = np.cumsum(np.concatenate(([self.low], np.where(e <= 0, e, 0.0) ** 2)))[1:]
+        mid = np.cumsum(np.concatenate(([self.mid], np.where((e > 0) & (e <= 1), e, 0.0) ** 2)))[1:]
         big = e > 1
         inc = np.zeros((n, TERMS))
         if big.any():
