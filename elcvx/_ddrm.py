@@ -111,13 +111,13 @@ class Side:
         e = x - xhat
         lo = np.cumsum(np.concatenate(([self.low], np.where(e <= 0, e, 0.0) ** 2)))[1:]
         mid = np.cumsum(np.concatenate(([self.mid], np.where((e > 0) & (e <= 1), e, 0.0) ** 2)))[1:]
+        # Surprises beyond 1 are rare: their running sums are taken over them alone, and each row
+        # reads the last one at or before it (row 0 is the carried state).
         big = e > 1
-        inc = np.zeros((n, TERMS))
-        if big.any():
-            inc[big] = tail_penalty(e[big], self.tail)
-        high = np.cumsum(np.vstack((self.high[None, :], inc)), axis=0)[1:]
+        high = np.cumsum(np.vstack((self.high[None, :], tail_penalty(e[big], self.tail))), axis=0)
         lam2 = _LAM * _LAM
-        v = lam2 * lo[:, None] / (2.0 * (1.0 - _LAM)) + lam2 * mid[:, None] / 2.0 + high
+        v = lam2 * lo[:, None] / (2.0 * (1.0 - _LAM)) + lam2 * mid[:, None] / 2.0
+        v += high[np.cumsum(big)]
         self.t += n
         self.s, self.low, self.mid = float(s[-1]), float(lo[-1]), float(mid[-1])
         self.high = high[-1].copy()
@@ -145,31 +145,19 @@ def _log_wealth(base, t, mu):
     return top[:, 0] + np.log(total), -t * (p @ _LAM) / total
 
 
-def lower_bounds(threshold, t, s, v, *, shards: int = 1):
-    """``L = sup {mu in [0, 1] : sum over shards of log M(mu) >= threshold}`` per row.
-
-    With ``shards > 1`` the rows are ``shards`` consecutive groups of the same length, and the
-    log-wealths of the rows at the same position in each group are added (the product of the
-    shards' supermartingales).
-    """
-    rows = t.size // shards
+def lower_bounds(threshold, t, s, v):
+    """``L = sup {mu in [0, 1] : log M(mu) >= threshold}`` per row ``(t, S, V)``."""
     base = _LOGW + _LAM * s[:, None] - v
 
     def wealth(mu, idx):
-        rows_k = (idx[None, :] + rows * np.arange(shards)[:, None]).ravel()
-        value, slope = _log_wealth(base[rows_k], t[rows_k], np.tile(mu, shards))
-        return (value.reshape(shards, idx.size).sum(0) - threshold,
-                slope.reshape(shards, idx.size).sum(0))
+        value, slope = _log_wealth(base[idx], t[idx], mu)
+        return value - threshold, slope
 
     # Start: the best single term's root. Every term is below the mixture, so log M >= threshold
     # there: the start is left of the root (or the bound is 0 when it is not positive).
-    single = (s[:, None] - (v + threshold - _LOGW) / _LAM) / t[:, None]
-    if shards == 1:
-        start = single.max(axis=1)
-    else:
-        start = np.zeros(rows)  # a sum over shards: no such single-term start
+    start = ((s[:, None] - (v + threshold - _LOGW) / _LAM) / t[:, None]).max(axis=1)
     mu = np.clip(start, 0.0, 1.0)
-    f, d = wealth(mu, np.arange(rows))
+    f, d = wealth(mu, np.arange(t.size))
     idx = np.flatnonzero(f > 0)  # elsewhere L = 0; an iterate clipped at 1 that stays >= 0 ends there
     f, d = f[idx], d[idx]
     for _ in range(200):
@@ -182,3 +170,15 @@ def lower_bounds(threshold, t, s, v, *, shards: int = 1):
         keep = (f > 0) & (new - old > 1e-15 * new)
         idx, f, d = idx[keep], f[keep], d[keep]
     return mu
+
+
+def reaches(threshold, mu, t, s, v) -> bool:
+    """Whether ``log M(mu) >= threshold`` at some row: the largest term decides most rows
+    (``max_j a_j <= log M <= max_j a_j + log(TERMS)``), the exact mixture the rest."""
+    a = _LOGW + _LAM * (s - t * mu)[:, None] - v
+    top = a.max(axis=1)
+    if np.any(top >= threshold):
+        return True
+    close = top + np.log(TERMS) >= threshold
+    return bool(np.any(log_wealth(np.full(int(close.sum()), mu), t[close], s[close], v[close])[0]
+                       >= threshold))

@@ -256,13 +256,15 @@ def merge_sequences(sequences, *, how="product", confidence_level=None) -> Confi
     threshold and alone sees only its own examples.
 
     ``how="product"`` (default): a value is excluded when the *product* of the shards' wealths
-    reaches ``2 / alpha``. Valid when every example's ``(w, r)``, given every example logged
-    before it in any shard, has mean ``V`` (contexts drawn afresh; a shard's logging policy may
-    depend on any shard's past), shards split by where or when an example was logged, never by
-    its reward. Then, in the order the examples were logged, each example multiplies one shard's
-    wealth by a factor of conditional mean at most 1, so the product is a test supermartingale and
-    Ville's inequality holds for it at every moment. Rejects as soon as the pooled evidence
-    suffices.
+    reaches ``2 / alpha`` -- for the DDRM, the product for each bet ``lambda``, then the mixture
+    over ``lambda``, which is the sequence of the shards' running sums added. Valid when every
+    example's ``(w, r)``, given every example logged before it in any shard, has mean ``V``
+    (contexts drawn afresh; a shard's logging policy may depend on any shard's past), shards
+    split by where or when an example was logged, never by its reward. Then, in the order the
+    examples were logged, each example multiplies one shard's wealth by a factor of conditional
+    mean at most 1 (each shard's bets and guesses use only its own past, which was logged
+    before), so the product is a test supermartingale and Ville's inequality holds for it at
+    every moment. Rejects as soon as the pooled evidence suffices.
 
     Parameters
     ----------
@@ -318,6 +320,6 @@ def _merge_side(sides, threshold, how):
             logk, dlogk = logk.sum(0, keepdims=True), dlogk.sum(0, keepdims=True)
         return float(_betting.bound(sides[0].v, logk, dlogk, threshold).max())
     t, s, v = (np.concatenate(parts) for parts in zip(*(side.state() for side in sides)))
-    if how == "product":
-        return float(_ddrm.lower_bounds(threshold, t, s, v, shards=len(sides))[0])
+    if how == "product":  # for each bet the wealths multiply: the running sums add
+        t, s, v = t.sum(keepdims=True), s.sum(keepdims=True), v.sum(0, keepdims=True)
     return float(_ddrm.lower_bounds(threshold, t, s, v).max())

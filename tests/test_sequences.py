@@ -261,9 +261,9 @@ def test_product_merge_sums_the_shards_log_wealth(kind):
     threshold = math.log(2 / 0.05)
     # At the merged lower bound, the summed log-wealth of the lower sides is at the threshold.
     if kind is DDRMSequence:
-        def total(mu):
-            return sum(_ddrm.log_wealth(np.array([mu]), *s._sides[0].state())[0][0] for s in shards)
-        assert abs(total(low) - threshold) < 1e-8
+        # For each bet the shards' wealths multiply, then the mixture: the running sums add.
+        t, s, v = (sum(parts) for parts in zip(*(q._sides[0].state() for q in shards)))
+        assert abs(_ddrm.log_wealth(np.array([low]), t, s, v)[0][0] - threshold) < 1e-8
     else:
         x = w * r
         wealth = 0.0
@@ -321,3 +321,56 @@ def test_bad_options_are_named():
     with pytest.raises(InvalidInputError, match=r"row 2 of the log"):
         seq.update([-1.0], [0.0])
     assert seq.t == 2  # a rejected chunk changes nothing
+
+
+# ------------------------------------------------------------------------------------------------
+# The command line
+# ------------------------------------------------------------------------------------------------
+def test_evaluate_sequence_adds_the_sequences_bounds_at_the_end(capsys):
+    import json
+
+    from elcvx.cli import main
+    from elcvx.datasets import example_log
+
+    assert main(["demo", "--sequence", "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    rows = {r["method"]: r for r in rep["results"]}
+    s = example_log()
+    for name, fn in (("betting-cs", betting_sequence), ("ddrm-cs", ddrm_sequence)):
+        assert (rows[name]["low"], rows[name]["high"]) == fn(s.w, s.r).interval
+        assert rows[name]["estimate"] is None
+    assert main(["demo", "--sequence", "--format", "csv"]) == 0
+    assert [line.split(",")[0] for line in capsys.readouterr().out.splitlines()[-2:]] == [
+        "betting-cs", "ddrm-cs"]
+    assert main(["demo", "--sequence"]) == 0
+    table = capsys.readouterr().out
+    assert "Betting CS" in table and "DDRM CS" in table and "valid at every t" in table
+    assert main(["demo"]) == 0
+    assert "Betting CS" not in capsys.readouterr().out
+
+
+def test_profile_sequence_draws_a_companion_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from elcvx.cli import main
+    from elcvx.datasets import EXAMPLE_PMIN, example_log_path
+
+    log = str(example_log_path())
+    assert main(["profile", log, "--pmin", str(EXAMPLE_PMIN), "--sequence"]) == 2
+    assert "give --plot too" in capsys.readouterr().err
+    target = tmp_path / "p.png"
+    assert main(["profile", log, "--pmin", str(EXAMPLE_PMIN), "--plot", str(target),
+                 "--sequence"]) == 0
+    assert f"plot: {tmp_path / 'p-sequence.png'}" in capsys.readouterr().out
+    assert (tmp_path / "p-sequence.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_reproduce_sequences_quick(tmp_path, capsys):
+    from elcvx.cli import main
+
+    out = tmp_path / "seq"
+    assert main(["reproduce", "sequences", "--quick", "--no-plots", "--quiet", "--out", str(out)]) == 0
+    assert "3 environments x 3 logs of 2000" in capsys.readouterr().out
+    summary = (out / "summary.md").read_text()
+    assert "elcvx reproduce sequences --quick" in summary and "| drifting | 2000 |" in summary
+    cov = (out / "coverage.csv").read_text().splitlines()
+    assert cov[0] == "environment,method,label,logs,ever_excluded,se" and len(cov) == 1 + 3 * 8
