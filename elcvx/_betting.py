@@ -99,15 +99,6 @@ class Side:
         """``log K(v)`` on the grid now."""
         return self.gk + self.zero
 
-    def wealth_path(self, x: np.ndarray, v: float) -> np.ndarray:
-        """``log K_t(v)`` after each row of ``x`` at one value ``v`` (exact, no grid).
-
-        For a study: the truth is ever excluded exactly when this reaches ``log(1/alpha)``.
-        Advances the bets' running sums (not the grid's wealth).
-        """
-        c = self.bets(x)
-        return np.cumsum(np.log1p(c * (x / v - 1.0)))
-
 
 def bound(v, logk, dlogk, threshold):
     """Per row, the tangent step from the largest grid value with ``log K >= threshold``.

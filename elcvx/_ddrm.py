@@ -95,15 +95,12 @@ class Side:
         """Add ``x`` (in order); return the lower bound ``L_t`` after each row."""
         return self._blocks(x, lambda t, s, v: lower_bounds(threshold, t, s, v))
 
-    def wealth_path(self, x: np.ndarray, mu: float) -> np.ndarray:
-        """Add ``x``; return ``log M_t(mu)`` after each row (e.g. at the true mean, in a study)."""
-        return self._blocks(x, lambda t, s, v: log_wealth(np.full(t.size, mu), t, s, v)[0])
-
     def _blocks(self, x, per_block):
-        out = [per_block(*self._block(x[i:i + _BLOCK])) for i in range(0, x.size, _BLOCK)]
+        out = [per_block(*self.advance(x[i:i + _BLOCK])) for i in range(0, x.size, _BLOCK)]
         return np.concatenate(out) if out else np.zeros(0)
 
-    def _block(self, x):
+    def advance(self, x):
+        """Add ``x``; return ``(t, S, V)`` after each row (``V`` is ``(rows, TERMS)``)."""
         n = x.size
         t = self.t + np.arange(1, n + 1, dtype=float)
         s = np.cumsum(np.concatenate(([self.s], x)))

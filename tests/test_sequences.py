@@ -374,3 +374,16 @@ def test_reproduce_sequences_quick(tmp_path, capsys):
     assert "elcvx reproduce sequences --quick" in summary and "| drifting | 2000 |" in summary
     cov = (out / "coverage.csv").read_text().splitlines()
     assert cov[0] == "environment,method,label,logs,ever_excluded,se" and len(cov) == 1 + 3 * 8
+
+
+@pytest.mark.slow
+def test_coverage_over_every_t_in_small_logs():
+    # 200 logs of 2000 per environment: the sequences and both merges ever exclude the truth in
+    # at most 5% of logs, within 2 standard errors (the full study: docs/sequences.md).
+    from elcvx.experiments import sequences_study as study
+
+    res = study.run_study(n=2000, replicates=200, seed=5, progress=False)
+    for row in study.coverage_table(res):
+        if row["method"] in ("el", "el-at-n"):
+            continue
+        assert row["ever_excluded"] <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / row["logs"]), row

@@ -113,7 +113,7 @@ def replicate(env: str, n: int, seed: int, index: int, level: float = 0.95) -> d
         for cp in checkpoints(n):
             bounds["betting"].setdefault(cp, [0.0, 0.0])[side] = _betting.exact_bound(x[:cp], c[:cp], thr)
         # DDRM: the state after every row, its wealth at the truth and roots at the checkpoints.
-        t, s, vv = _ddrm.Side()._block(x)
+        t, s, vv = _ddrm.Side().advance(x)
         ever["ddrm"] |= _ddrm.reaches(thr, v, t, s, vv)
         rows = np.array(checkpoints(n)) - 1
         for cp, b in zip(checkpoints(n), _ddrm.lower_bounds(thr, t[rows], s[rows], vv[rows])):
@@ -150,7 +150,7 @@ def _shards(x, v, thr, shard, merged, merged_bounds, side):
         ck = _betting.Side(thr).bets(xk)
         xs.append(xk), cs.append(ck)
         bet_paths.append(np.cumsum(np.log1p(ck * (xk / v - 1.0))) if v > 0 else np.full(xk.size, -np.inf))
-        states.append(_ddrm.Side()._block(xk))
+        states.append(_ddrm.Side().advance(xk))
     # Global time g: shard k has seen seen_k(g) rows (0 before its first).
     seen = [np.cumsum(shard == k) for k in range(SHARDS)]
     total = sum(_at(sk, p) for sk, p in zip(seen, bet_paths))
