@@ -209,6 +209,7 @@ def test_bounds_are_ordered_monotone_and_follow_the_reward_scale(fn):
     raw = fn(w, r, intersect=False)
     assert np.array_equal(np.maximum.accumulate(raw.low), res.low)
     assert len(res) == 2000 and res.interval == (res.low[-1], res.high[-1])
+    assert not (res.low.flags.writeable or res.high.flags.writeable or res.t.flags.writeable)
 
 
 def test_a_weight_of_1e300_is_no_error_and_ends_the_sequence_empty():
