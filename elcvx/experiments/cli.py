@@ -140,17 +140,22 @@ def _add_constraints(which):
                     "model against two separate intervals); write summary.csv, "
                     "replicates.csv.gz, constraints.png and summary.md.",
     )
-    con.add_argument("--replicates", type=_positive_int, default=study.DEFAULT_REPLICATES,
-                     help="logs per sample size (default %(default)s)")
-    con.add_argument("--seed", type=int, default=study.DEFAULT_SEED,
-                     help="root seed of the random streams (default %(default)s)")
+    _study_options(con, study, per="sample size", out="elcvx-constraints", jobs=2)
     con.add_argument("--sizes", type=_positive_int, nargs="+", default=list(study.DEFAULT_SIZES),
                      metavar="N", help="sample sizes (default: %(default)s)")
-    con.add_argument("--out", default="elcvx-constraints", help="output directory (default %(default)s)")
-    con.add_argument("--jobs", type=_positive_int, default=2,
-                     help="worker processes (default %(default)s; results do not depend on it)")
-    con.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     con.set_defaults(func=run)
+
+
+def _study_options(p, study, *, per, out, jobs):
+    """``--replicates``, ``--seed``, ``--out``, ``--jobs``, ``--quiet``: every simulated study's."""
+    p.add_argument("--replicates", type=_positive_int, default=study.DEFAULT_REPLICATES,
+                   help=f"logs per {per} (default %(default)s)")
+    p.add_argument("--seed", type=int, default=study.DEFAULT_SEED,
+                   help="root seed of the random streams (default %(default)s)")
+    p.add_argument("--out", default=out, help="output directory (default %(default)s)")
+    p.add_argument("--jobs", type=_positive_int, default=jobs,
+                   help="worker processes (default %(default)s; results do not depend on it)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
 def _add_sequences(which):
@@ -164,19 +169,12 @@ def _add_sequences(which):
                     "widths at t = 1e3, 1e4, 1e5, and merges of 4 shards; write coverage.csv, "
                     "widths.csv, summary.md and sequences.png.",
     )
-    seq.add_argument("--replicates", type=_positive_int, default=study.DEFAULT_REPLICATES,
-                     help="logs per environment (default %(default)s)")
+    _study_options(seq, study, per="environment", out="elcvx-sequences", jobs=1)
     seq.add_argument("--n", type=_positive_int, default=study.DEFAULT_N,
                      help="examples per log (default %(default)s)")
     seq.add_argument("--quick", action="store_true",
                      help="a smoke run: 3 logs of 2000 examples per environment")
-    seq.add_argument("--seed", type=int, default=study.DEFAULT_SEED,
-                     help="root seed of the random streams (default %(default)s)")
-    seq.add_argument("--out", default="elcvx-sequences", help="output directory (default %(default)s)")
-    seq.add_argument("--jobs", type=_positive_int, default=1,
-                     help="worker processes (default %(default)s; results do not depend on it)")
     seq.add_argument("--no-plots", action="store_true", help="do not draw the figure")
-    seq.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     seq.set_defaults(func=run)
 
 
