@@ -12,8 +12,9 @@ from elcvx.sequences import (BettingSequence, DDRMSequence, betting_sequence, dd
                              merge_sequences)
 
 # Vowpal Wabbit's python/tests/confidence_sequence_robust.py, the reference its C++ DDRM is tested
-# against. Its test at VW commit 03a95bf..e2eef2e^ (python/tests/test_confidence_sequence_robust.py)
-# feeds (1.1, 1), (1.1, 0) 200 times, calls getci(0.05) and expects these to 6 decimals.
+# against. Its test as merged with the DDRM (VW PR #4297, commit 748bc56, December 2022;
+# python/tests/test_confidence_sequence_robust.py, replaced in January 2023) feeds (1.1, 1),
+# (1.1, 0) 200 times, calls getci(0.05) and expects these to 6 decimals.
 VW_LB, VW_UB = 0.4574146652500113, 0.5423597665906932
 # The 88 (w, r) of VW's later test (confidence_sequence_robust_test.cc, PythonEquivalenceCI),
 # getci(0.05 / 16). Expected: VW's python reference run on them at VW commit 872fd8da0 prints
