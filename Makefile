@@ -35,6 +35,10 @@ reproduce-synthetic: $(STAMP)
 reproduce-constraints: $(STAMP)
 	$(PY) -m elcvx reproduce constraints --out docs/constraints
 
+.PHONY: reproduce-sequences
+reproduce-sequences: $(STAMP)
+	$(PY) -m elcvx reproduce sequences --out docs/sequences
+
 # The realistic study's datasets: ../shared/data/openml when present (an offline copy, checked
 # against the manifest without the network), else data/openml, downloaded from openml.org.
 DATA_DIR ?= $(if $(wildcard ../shared/data/openml/*.csv.gz),../shared/data/openml,data/openml)

@@ -38,6 +38,7 @@ _SUBMODULES = (
     "programs",
     "results",
     "sample",
+    "sequences",
     "testing",
 )
 # Names exported from a submodule, imported on first use like the submodules.

@@ -32,7 +32,7 @@ from .errors import ElcvxError, SolverError
 #: Method names of ``evaluate``'s results, in the order they are printed.
 METHODS = ("el", "ips", "snips", "cr", "gaussian", "binomial")
 _LABELS = {"el": "EL", "ips": "IPS", "snips": "SNIPS", "cr": "CR(-2)", "gaussian": "Gaussian",
-           "binomial": "Binomial"}
+           "binomial": "Binomial", "betting-cs": "Betting CS", "ddrm-cs": "DDRM CS"}
 _PLOT_FORMATS = (".png", ".pdf", ".svg")
 
 
@@ -119,6 +119,13 @@ def _add_stat_options(p):
                         "fallback (default auto)")
 
 
+def _add_sequence_option(p):
+    p.add_argument("--sequence", action="store_true",
+                   help="add the betting and DDRM confidence sequences' bounds at the end of the "
+                        "log (valid at every t at once, for a log watched as it grows; rows in "
+                        "log order)")
+
+
 def build_parser():
     parser = _Parser(prog="elcvx", description="Empirical likelihood for contextual bandits: "
                      "off-policy estimates and confidence intervals from a log file.")
@@ -133,6 +140,7 @@ def build_parser():
     _add_stat_options(ev)
     ev.add_argument("--format", choices=("table", "json", "csv"), default="table",
                     help="output format (default table)")
+    _add_sequence_option(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
     pr = sub.add_parser("profile", help="the profile likelihood-ratio curve (and a plot)",
@@ -146,6 +154,9 @@ def build_parser():
                     help="grid points printed (default 21; the plot uses at least 400)")
     pr.add_argument("--format", choices=("table", "json", "csv"), default="table",
                     help="output format (default table)")
+    pr.add_argument("--sequence", action="store_true",
+                    help="with --plot FILE, also draw the confidence sequences' bounds over t "
+                         "beside the EL interval at each t, to FILE's name + '-sequence'")
     pr.set_defaults(func=_cmd_profile)
 
     demo = sub.add_parser("demo", help="evaluate the bundled example log",
@@ -154,6 +165,7 @@ def build_parser():
     _add_stat_options(demo)
     demo.add_argument("--format", choices=("table", "json", "csv"), default="table",
                       help="output format (default table)")
+    _add_sequence_option(demo)
     demo.set_defaults(func=_cmd_demo)
 
     data = sub.add_parser("datasets", help="download the realistic study's OpenML datasets",
@@ -339,6 +351,9 @@ def _report(log, args):
     s = log.sample
     results, notes, ci = evaluate_sample(s, confidence_level=args.confidence_level,
                                          calibration=args.calibration, method=args.method)
+    if args.sequence:
+        rows, seq_notes = _sequence_rows(s, args.confidence_level)
+        results, notes = results + rows, notes + seq_notes
     chk, weight_check, weight_notes = _weight_check(s, log, args.method)
     notes = weight_notes + notes
     if math.isinf(s.wmax) and not chk.depends_on_unobserved:
@@ -365,6 +380,26 @@ def _report(log, args):
         "columns": dict(log.columns),
         "notes": list(log.notes) + notes,
     }
+
+
+def _sequence_rows(sample, level):
+    """``--sequence``: the confidence sequences' bounds at the end of the log, and notes."""
+    if sample.counts is not None:
+        return [], ["--sequence: not computed: a confidence sequence needs one row per example "
+                    "in log order, and this log has counts"]
+    from .sequences import betting_sequence, ddrm_sequence
+
+    rows = []
+    for name, fn in (("betting-cs", betting_sequence), ("ddrm-cs", ddrm_sequence)):
+        low, high = fn(sample.w, sample.r, confidence_level=level, rmin=sample.rmin,
+                       rmax=sample.rmax).interval
+        rows.append({"method": name, "estimate": None, "low": _num(low), "high": _num(high)})
+    notes = ["Betting CS, DDRM CS: confidence sequences at t = N, valid at every t at once "
+             "(see docs/sequences.md)"]
+    if any(r["low"] > r["high"] for r in rows):
+        notes.append("a confidence sequence is empty (low > high): the weights contradict "
+                     "E[w] = 1 at this level (check the probability columns)")
+    return rows, notes
 
 
 # ------------------------------------------------------------------------------------------------
@@ -513,6 +548,8 @@ def _cmd_profile(args):
     if args.points < 2:
         raise _UsageError(f"--points {args.points}: at least 2 points are needed")
     plot = None
+    if args.sequence and args.plot is None:
+        raise _UsageError("--sequence draws a companion of --plot FILE: give --plot too")
     if args.plot is not None:
         plot = os.path.abspath(args.plot)
         ext = os.path.splitext(plot)[1].lower()
@@ -533,6 +570,8 @@ def _cmd_profile(args):
         fine = _grid(ci.low, ci.high, est.value, s.rmin, s.rmax, max(400, args.points))
         fine_prof = profile(s, fine, calibration=args.calibration, method=args.method)
         _draw(plot, log, est, ci, fine, fine_prof.statistic, level)
+        if args.sequence:
+            plot_seq = _draw_sequence(plot, log, level, args)
     n = int(s.n) if float(s.n).is_integer() else s.n
     rep = {
         "n": n, "wmin": s.wmin, "wmax": _num(s.wmax), "confidence_level": level,
@@ -563,6 +602,8 @@ def _cmd_profile(args):
     lines.append("* inside the interval")
     if plot is not None:
         lines.append(f"plot: {plot}")
+        if args.sequence:
+            lines.append(f"plot: {plot_seq}")
     lines.extend(f"note: {x}" for x in rep["notes"])
     return "\n".join(lines) + "\n"
 
@@ -608,6 +649,34 @@ def _draw(path, log, est, ci, v, statistic, level):
     ax.set_title(f"Profile likelihood ratio, {os.path.basename(log.path)} (N = {_n(log.sample.n)})")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper center", fontsize=9, framealpha=0.9)
+    _save(fig, path)
+
+
+def _draw_sequence(path, log, level, args):
+    """``profile --plot FILE --sequence``: the sequences over t beside EL at each t, to FILE-sequence."""
+    from . import _sequence_plot
+    from .sequences import betting_sequence, ddrm_sequence
+
+    s = log.sample
+    if s.counts is not None:
+        raise _UsageError("--sequence needs one row per example in log order; this log has counts")
+    from matplotlib.figure import Figure
+
+    seqs = {name: fn(s.w, s.r, confidence_level=level, rmin=s.rmin, rmax=s.rmax)
+            for name, fn in (("betting CS", betting_sequence), ("DDRM CS", ddrm_sequence))}
+    el = _sequence_plot.el_looks(s, s.n_rows, confidence_level=level,
+                                 calibration=args.calibration, method=args.method)
+    fig = Figure(figsize=(7, 4.5), dpi=120, layout="constrained")
+    _sequence_plot.draw(fig.add_subplot(), seqs, el, title=f"{100 * level:g}% bounds over t, "
+                        f"{os.path.basename(log.path)} (N = {_n(s.n)})")
+    stem, ext = os.path.splitext(path)
+    out = f"{stem}-sequence{ext}"
+    _save(fig, out)
+    return out
+
+
+def _save(fig, path):
+    """Write ``fig`` to a temporary file beside ``path``, then rename it into place."""
     directory, name = os.path.split(path)
     ext = os.path.splitext(name)[1].lower()
     try:

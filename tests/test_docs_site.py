@@ -41,6 +41,7 @@ API_PAGES = {
     "api/baselines.md": ["elcvx.baselines"],
     "api/cressie_read.md": ["elcvx.cressie_read"],
     "api/constraints.md": ["elcvx.constraints"],
+    "api/sequences.md": ["elcvx.sequences"],
     "api/learning.md": ["elcvx.learning"],
     "api/io.md": ["elcvx.io", "elcvx.cli"],
     "api/datasets.md": ["elcvx.datasets"],

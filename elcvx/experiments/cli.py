@@ -12,7 +12,7 @@ import shlex
 import sys
 
 from ..errors import ElcvxError
-from . import constraints_study, realistic, synthetic
+from . import constraints_study, realistic, sequences_study, synthetic
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -67,6 +67,7 @@ def add_reproduce_parser(subparsers):
     syn.set_defaults(func=run)
     _add_realistic(which)
     _add_constraints(which)
+    _add_sequences(which)
     rep.set_defaults(func=run)
     return rep
 
@@ -139,17 +140,59 @@ def _add_constraints(which):
                     "model against two separate intervals); write summary.csv, "
                     "replicates.csv.gz, constraints.png and summary.md.",
     )
-    con.add_argument("--replicates", type=_positive_int, default=study.DEFAULT_REPLICATES,
-                     help="logs per sample size (default %(default)s)")
-    con.add_argument("--seed", type=int, default=study.DEFAULT_SEED,
-                     help="root seed of the random streams (default %(default)s)")
+    _study_options(con, study, per="sample size", out="elcvx-constraints", jobs=2)
     con.add_argument("--sizes", type=_positive_int, nargs="+", default=list(study.DEFAULT_SIZES),
                      metavar="N", help="sample sizes (default: %(default)s)")
-    con.add_argument("--out", default="elcvx-constraints", help="output directory (default %(default)s)")
-    con.add_argument("--jobs", type=_positive_int, default=2,
-                     help="worker processes (default %(default)s; results do not depend on it)")
-    con.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     con.set_defaults(func=run)
+
+
+def _study_options(p, study, *, per, out, jobs):
+    """``--replicates``, ``--seed``, ``--out``, ``--jobs``, ``--quiet``: every simulated study's."""
+    p.add_argument("--replicates", type=_positive_int, default=study.DEFAULT_REPLICATES,
+                   help=f"logs per {per} (default %(default)s)")
+    p.add_argument("--seed", type=int, default=study.DEFAULT_SEED,
+                   help="root seed of the random streams (default %(default)s)")
+    p.add_argument("--out", default=out, help="output directory (default %(default)s)")
+    p.add_argument("--jobs", type=_positive_int, default=jobs,
+                   help="worker processes (default %(default)s; results do not depend on it)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _add_sequences(which):
+    study = sequences_study
+    seq = which.add_parser(
+        "sequences",
+        help="anytime-valid confidence sequences against the EL interval (coverage over all t, widths)",
+        description="On the paper's synthetic environment, epsilon-greedy logs and a logging policy "
+                    "that changes over time: how often the betting and DDRM confidence sequences "
+                    "and the EL interval (looked at repeatedly) ever exclude the true value, their "
+                    "widths at t = 1e3, 1e4, 1e5, and merges of 4 shards; write coverage.csv, "
+                    "widths.csv, summary.md and sequences.png.",
+    )
+    _study_options(seq, study, per="environment", out="elcvx-sequences", jobs=1)
+    seq.add_argument("--n", type=_positive_int, default=study.DEFAULT_N,
+                     help="examples per log (default %(default)s)")
+    seq.add_argument("--quick", action="store_true",
+                     help="a smoke run: 3 logs of 2000 examples per environment")
+    seq.add_argument("--no-plots", action="store_true", help="do not draw the figure")
+    seq.set_defaults(func=run)
+
+
+def _run_sequences(args) -> int:
+    n, replicates = (2000, 3) if args.quick else (args.n, args.replicates)
+    parts = ["elcvx", "reproduce", "sequences"] + (["--quick"] if args.quick else [
+        "--replicates", str(replicates), "--n", str(n)])
+    parts += ["--seed", str(args.seed), "--jobs", str(args.jobs), "--out", args.out]
+
+    def run_all():
+        study = sequences_study.run_study(n=n, replicates=replicates, seed=args.seed,
+                                          jobs=args.jobs, progress=not args.quiet)
+        return study, sequences_study.write(study, args.out, command=shlex.join(parts),
+                                            plots=not args.no_plots)
+
+    return _execute(run_all, lambda st: f"sequences study: {len(st['environments'])} environments x "
+                                        f"{st['replicates']} logs of {st['n']} in {st['wall_time']:.1f} s "
+                                        f"with {st['jobs']} job(s)")
 
 
 def _run_constraints(args) -> int:
@@ -238,6 +281,8 @@ def run(args) -> int:
         return _run_realistic(args)
     if getattr(args, "experiment", None) == "constraints":
         return _run_constraints(args)
+    if getattr(args, "experiment", None) == "sequences":
+        return _run_sequences(args)
     if getattr(args, "experiment", None) != "synthetic":
         print(f"elcvx: error: unknown experiment {getattr(args, 'experiment', None)!r}", file=sys.stderr)
         return 2
