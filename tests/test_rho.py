@@ -154,3 +154,78 @@ def test_depends_on_rho_threshold_is_relative_to_the_reward_range():
         width = res.value_range.high - res.value_range.low
         assert_agree(width, res.wmass_ex * scale, scale=scale, what="width = wmass (rmax - rmin)")
         assert res.depends_on_rho == (res.wmass_ex > 1e-3)
+
+
+# ------------------------------------------------------------------------------------------------
+# The command line: --rho, and the estimate's range wherever the estimate is printed
+# ------------------------------------------------------------------------------------------------
+@pytest.fixture
+def atom_log(tmp_path):
+    """The counted sample above, one row per example, as a CSV log (rewards in [0, 1])."""
+    path = tmp_path / "log.csv"
+    rows = ["w,r"] + [f"{float(w)!r},{float(r)!r}" for w, r, c in zip(W, R, C) for _ in range(int(c))]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def cli(capsys, *args):
+    from elcvx.cli import main
+
+    status = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+@pytest.mark.parametrize("rho", ["midpoint", "snips", "self-consistent", "0.25"])
+def test_cli_rho_json_and_table(capsys, atom_log, rho):
+    want = elcvx.estimate(sample(), rho=rho if not rho[0].isdigit() else float(rho))
+    base = ["evaluate", atom_log, "--weight-col", "w", "--reward-col", "r", "--wmax", "20", "--rho", rho]
+    status, out, _ = cli(capsys, *base, "--format", "json")
+    rep = __import__("json").loads(out)
+    assert status == 0
+    assert_agree(rep["results"][0]["estimate"], want.value, what="EL's estimate")
+    assert_agree(rep["el_value_range"], list(want.value_range), what="its range")
+    assert rep["el_depends_on_rho"] is True
+    assert rep["rho"]["rule"] == want.rho_rule
+    assert_agree(rep["rho"]["value"], want.rho, what="rho")
+    status, out, _ = cli(capsys, *base)
+    el = [line for line in out.splitlines() if line.startswith("EL ")][0]
+    assert f"estimate over rho: {want.value_range.low:.4f} to {want.value_range.high:.4f}" in el
+    assert f"shown at rho = {want.rho:.4g}" in out
+
+
+def test_cli_csv_has_the_range_only_for_el_and_only_when_it_matters(capsys, atom_log):
+    import csv
+    import io
+
+    status, out, _ = cli(capsys, "evaluate", atom_log, "--weight-col", "w", "--reward-col", "r",
+                         "--wmax", "20", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    lo, hi = elcvx.estimate(sample()).value_range
+    assert (float(rows[0]["estimate_low"]), float(rows[0]["estimate_high"])) == (lo, hi)
+    assert all(r["estimate_low"] == r["estimate_high"] == "" for r in rows[1:])
+    # The bundled example log's estimate is a point: no range, no note.
+    status, out, _ = cli(capsys, "demo", "--format", "csv")
+    assert all(r["estimate_low"] == "" for r in csv.DictReader(io.StringIO(out)))
+    status, out, _ = cli(capsys, "demo")
+    assert "over rho" not in out and "note: EL" not in out
+
+
+def test_cli_profile_shows_the_range(capsys, atom_log):
+    status, out, _ = cli(capsys, "profile", atom_log, "--weight-col", "w", "--reward-col", "r",
+                         "--wmax", "20", "--rho", "snips")
+    want = elcvx.estimate(sample(), rho="snips")
+    assert status == 0
+    assert (f"EL estimate {want.value:.4f} (over rho: {want.value_range.low:.4f} to "
+            f"{want.value_range.high:.4f}; rho = {want.rho:.4g} (snips))") in out
+
+
+@pytest.mark.parametrize("rho, fragment", [
+    ("middle", "argument --rho: 'middle' is not a number nor one of midpoint, snips, self-consistent"),
+    ("1.5", "rho=1.5 is outside [rmin, rmax]"),
+])
+def test_cli_bad_rho(capsys, atom_log, rho, fragment):
+    status, out, err = cli(capsys, "evaluate", atom_log, "--weight-col", "w", "--reward-col", "r",
+                           "--wmax", "20", "--rho", rho)
+    assert status == 2 and out == ""
+    assert err.startswith("elcvx: error: ") and fragment in err and len(err.splitlines()) == 1
