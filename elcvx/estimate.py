@@ -15,8 +15,8 @@ _MASS_TOL = 1e-10
 
 #: The named rules for the extra atoms' reward ``rho`` (see :func:`estimate`).
 RHO_RULES = ("midpoint", "snips", "self-consistent")
-#: The rule used when ``rho`` is not given.
-DEFAULT_RHO = "midpoint"
+#: The rule used when ``rho`` is not given (chosen from the studies in docs/rho.md).
+DEFAULT_RHO = "self-consistent"
 
 def extra_atom(sample: Sample, q: np.ndarray, beta: float, u: np.ndarray | None = None):
     """Mass, importance-weighted mass and weight of the extra atom given the primal ``q``.
@@ -94,7 +94,14 @@ def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
         replication code for the realistic data; ``"self-consistent"``, the fixed point of
         ``V(rho) = rho``, ``rho = sum c q w r / sum c q w`` (EL's own self-normalised mean of the
         rows). Where no row has weight (every ``w = 0``) the last two are the midpoint.
-        Default: ``"midpoint"``.
+        Default: ``"self-consistent"``. On the realistic-data Table 1 (26 datasets, 7 strategies,
+        60 evaluations) the data-driven rules turn EL against SNIPS from 20/104/58
+        wins/ties/losses (midpoint) to 39/108/35 and beat the midpoint 48/116/18 head to head;
+        on real logs with rare rewards the midpoint gives the unseen weight a reward nothing
+        supports. The midpoint is better only in the paper's synthetic environment, whose unseen
+        reward is by construction unrelated to the seen ones. Of the two data-driven rules
+        (equal there to the count), the self-consistent one uses only EL's own distribution
+        (the constrained one with ``constraints=``) and equals ``"snips"`` when ``beta* = 0``.
     constraints : MomentConstraint or list of them, optional
         Known moments ``E_Q[g_j] = b_j`` (:mod:`elcvx.constraints`): the maximum is then over
         ``beta`` and one ``lambda_j`` per constraint, ``log(1 + beta (w_n - 1) + sum_j
