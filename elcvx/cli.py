@@ -28,6 +28,7 @@ import warnings
 from . import __version__
 from . import _validation as iv
 from .errors import ElcvxError, SolverError
+from .estimate import DEFAULT_RHO, RHO_RULES
 
 #: Method names of ``evaluate``'s results, in the order they are printed.
 METHODS = ("el", "ips", "snips", "cr", "gaussian", "binomial")
@@ -117,6 +118,18 @@ def _add_stat_options(p):
     s.add_argument("--method", choices=iv.METHODS, default="auto",
                    help="EL solver path: fast numpy, cvxpy/Clarabel, or fast with a cvxpy "
                         "fallback (default auto)")
+    s.add_argument("--rho", type=_rho, default=None, metavar="{" + ",".join(RHO_RULES) + ",NUMBER}",
+                   help="the reward of an unobserved extreme weight in EL's estimate (see "
+                        f"elcvx.estimate; default {DEFAULT_RHO})")
+
+
+def _rho(text):
+    if text in RHO_RULES:
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number nor one of {', '.join(RHO_RULES)}") from None
 
 
 def _add_sequence_option(p):
@@ -262,8 +275,10 @@ def _num(x):
     return x if math.isfinite(x) else None
 
 
-def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method="auto"):
+def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method="auto", rho=None):
     """EL and the baselines on a sample, as ``elcvx evaluate`` reports them.
+
+    ``rho``: the extra atom's reward in EL's estimate (:func:`elcvx.estimate`).
 
     Returns
     -------
@@ -283,15 +298,16 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
     from .interval import interval
 
     level = iv.confidence_level(confidence_level)
-    est = estimate(sample, method=method)
+    est = estimate(sample, method=method, rho=rho)
     ci = interval(sample, confidence_level=level, calibration=calibration, method=method)
     results = [{"method": "el", "estimate": _num(est.value), "low": _num(ci.low),
                 "high": _num(ci.high)}]
     notes = []
-    lo, hi = est.value_range
-    if hi > lo:
-        notes.append(f"EL: the estimate depends on the reward of an unobserved extreme weight: "
-                     f"{lo:.4g} to {hi:.4g}; shown at its midpoint")
+    if est.depends_on_rho:
+        lo, hi = est.value_range
+        notes.append(f"EL: the estimate depends on the reward rho of an unobserved extreme weight: "
+                     f"{lo:.4g} to {hi:.4g} over rho in [{sample.rmin:g}, {sample.rmax:g}]; shown at "
+                     f"{_rho_text(est)}")
 
     # Each baseline as (estimate, low, high, note).
     def point(res):
@@ -330,6 +346,11 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
     return results, notes, ci
 
 
+def _rho_text(est):
+    """``rho = 0.5 (midpoint)``: the extra atom's reward and the rule that chose it."""
+    return f"rho = {est.rho:.4g}" + ("" if est.rho_rule == "number" else f" ({est.rho_rule})")
+
+
 def _weight_check(s, log, method):
     """The JSON form of ``s.weight_check()`` and its note, unless the log's notes have it (the
     readers of elcvx.io add it; the demo's log is built without them)."""
@@ -350,7 +371,8 @@ def _report(log, args):
 
     s = log.sample
     results, notes, ci = evaluate_sample(s, confidence_level=args.confidence_level,
-                                         calibration=args.calibration, method=args.method)
+                                         calibration=args.calibration, method=args.method,
+                                         rho=args.rho)
     if args.sequence:
         rows, seq_notes = _sequence_rows(s, args.confidence_level)
         results, notes = results + rows, notes + seq_notes
@@ -358,7 +380,8 @@ def _report(log, args):
     notes = weight_notes + notes
     if math.isinf(s.wmax) and not chk.depends_on_unobserved:
         notes.append("wmax = inf (give --wmax or --pmin for tighter intervals)")
-    value_range = estimate(s, method=args.method).value_range  # the MLE is cached: no new solve
+    est = estimate(s, method=args.method, rho=args.rho)  # the MLE is cached: no new solve
+    value_range = est.value_range
     n = int(s.n) if float(s.n).is_integer() else s.n
     return {
         "n": n,
@@ -373,6 +396,8 @@ def _report(log, args):
         "w_observed": [float(s.w.min()), float(s.w.max())],
         "weight_check": weight_check,
         "el_value_range": [_num(value_range.low), _num(value_range.high)],
+        "el_depends_on_rho": est.depends_on_rho,
+        "rho": {"rule": est.rho_rule, "value": est.rho},
         "log": log.path,
         "format": log.format,
         "rows": log.n_rows,
@@ -448,6 +473,9 @@ def _table(rep):
         row = f"{_LABELS[r['method']]:<10}{est:>10}"
         if r["low"] is not None:
             row += f"   [{_f4(r['low'])}, {_f4(r['high'])}]"
+        if r["method"] == "el" and rep.get("el_depends_on_rho"):
+            lo, hi = rep["el_value_range"]
+            row += f"   estimate over rho: {_f4(lo)} to {_f4(hi)}"
         lines.append(row)
     q = rep["quantile"]
     q = "inf" if q is None else f"{q:.4g}"
@@ -471,10 +499,14 @@ def _render(rep, fmt):
     if fmt == "json":
         return json.dumps(rep, indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
-        return _csv(["method", "estimate", "low", "high", "n", "wmin", "wmax", "confidence_level"],
+        # estimate_low, estimate_high: EL's estimate over rho, where it depends on rho.
+        ranged = [rep["el_value_range"] if r["method"] == "el" and rep.get("el_depends_on_rho")
+                  else [None, None] for r in rep["results"]]
+        return _csv(["method", "estimate", "low", "high", "n", "wmin", "wmax", "confidence_level",
+                     "estimate_low", "estimate_high"],
                     [[r["method"], r["estimate"], r["low"], r["high"], rep["n"], rep["wmin"],
                       rep["wmax"] if rep["wmax"] is not None else float("inf"),
-                      rep["confidence_level"]] for r in rep["results"]])
+                      rep["confidence_level"], *rg] for r, rg in zip(rep["results"], ranged)])
     return _table(rep)
 
 
@@ -562,7 +594,7 @@ def _cmd_profile(args):
     log = _load(args)
     s = log.sample
     level = iv.confidence_level(args.confidence_level)
-    est = estimate(s, method=args.method)
+    est = estimate(s, method=args.method, rho=args.rho)
     ci = interval(s, confidence_level=level, calibration=args.calibration, method=args.method)
     v = _grid(ci.low, ci.high, est.value, s.rmin, s.rmax, args.points)
     prof = profile(s, v, calibration=args.calibration, method=args.method)
@@ -577,6 +609,7 @@ def _cmd_profile(args):
         "n": n, "wmin": s.wmin, "wmax": _num(s.wmax), "confidence_level": level,
         "calibration": args.calibration, "quantile": _num(ci.quantile),
         "estimate": est.value, "low": ci.low, "high": ci.high,
+        "estimate_range": list(est.value_range), "rho": {"rule": est.rho_rule, "value": est.rho},
         "profile": [{"v": float(a), "statistic": _num(b), "pvalue": _num(c)}
                     for a, b, c in zip(prof.v, prof.statistic, prof.pvalue)],
         "log": log.path, "plot": plot, "weight_check": _weight_check(s, log, args.method)[1],
@@ -592,7 +625,10 @@ def _cmd_profile(args):
     lines = [f"elcvx {__version__}: {os.path.basename(log.path)} "
              f"({_rows({'format': log.format, 'rows': log.n_rows, 'skipped': log.skipped})}), "
              f"N = {_n(n)}",
-             f"EL estimate {est.value:.4f}, {100 * level:g}% interval [{ci.low:.4f}, {ci.high:.4f}] "
+             f"EL estimate {est.value:.4f}"
+             + (f" (over rho: {est.value_range.low:.4f} to {est.value_range.high:.4f}; {_rho_text(est)})"
+                if est.depends_on_rho else "")
+             + f", {100 * level:g}% interval [{ci.low:.4f}, {ci.high:.4f}] "
              f"= {{v : statistic <= {q}}} ({args.calibration})",
              f"{'v':>10}  {'statistic':>10}  {'p-value':>8}"]
     for p in rep["profile"]:

@@ -41,7 +41,8 @@ class EstimateResult(_ReadOnlyArrays):
         ``V(rho)`` on the user's reward scale.
     value_range : ConfidenceInterval
         ``(min, max)`` of ``V(rho)`` over ``rho`` in ``[rmin, rmax]``; ``low == high`` when the
-        extra atom carries no importance-weighted mass, i.e. the estimate is a point.
+        extra atom carries no importance-weighted mass, i.e. the estimate is a point. The repr
+        shows it when it is wider than 1e-3 of the reward range (:attr:`depends_on_rho`).
     rho : float
         The reward given to the extra atom (user scale).
     beta : float
@@ -69,6 +70,11 @@ class EstimateResult(_ReadOnlyArrays):
         The fast path's passes over the data (evaluations of an objective with its
         derivatives) and the rows they read, the MLE's included (it is computed once per
         sample); ``(0, 0)`` on the cvxpy path.
+    rho_rule : str
+        How ``rho`` was chosen: ``"midpoint"``, ``"snips"``, ``"self-consistent"`` or
+        ``"number"`` (given by the caller).
+    reward_range : tuple of float
+        ``(rmin, rmax)`` of the sample.
     """
 
     value: float
@@ -85,10 +91,34 @@ class EstimateResult(_ReadOnlyArrays):
     status: str
     work: tuple = field(default=(0, 0), repr=False)
     lambdas: tuple = ()
+    rho_rule: str = "number"
+    reward_range: tuple = (0.0, 1.0)
 
     def __float__(self):
         """``float(elcvx.estimate(s))`` is the estimate's ``value``."""
         return float(self.value)
+
+    @property
+    def depends_on_rho(self) -> bool:
+        """True when ``value_range`` is wider than 1e-3 of the reward range: the point estimate
+        then depends visibly on the extra atom's reward ``rho``."""
+        low, high = self.value_range
+        return high - low > 1e-3 * (self.reward_range[1] - self.reward_range[0])
+
+    def __repr__(self):
+        # The dataclass's fields in order, but value_range only where rho matters, next to the
+        # value and rho's rule, so that a printed estimate never hides its dependence on rho.
+        shown = []
+        for f in fields(self):
+            if not f.repr or f.name in ("value_range", "rho_rule", "reward_range"):
+                continue
+            text = f"{f.name}={getattr(self, f.name)!r}"
+            if f.name == "value" and self.depends_on_rho:
+                text += f", value_range={tuple(map(float, self.value_range))!r}"
+            elif f.name == "rho":
+                text += f" ({self.rho_rule})"
+            shown.append(text)
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 @dataclass(frozen=True, eq=False)

@@ -97,7 +97,7 @@ def test_evaluate_csv_output_costs_counts_and_options(logs):
     assert out.returncode == 0, out.stderr
     rows = pd.read_csv(__import__("io").StringIO(out.stdout))
     assert list(rows.columns) == ["method", "estimate", "low", "high", "n", "wmin", "wmax",
-                                  "confidence_level"]
+                                  "confidence_level", "estimate_low", "estimate_high"]
     sample = elcvx.Sample(frame["w"], frame["click"], counts=frame["n"], wmax=12)
     ref = api(sample, 0.9, "f")
     assert rows["method"].tolist() == list(METHODS)

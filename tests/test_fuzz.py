@@ -65,13 +65,15 @@ class Case:
     seed: int
     regime: str
     sample: Sample
-    rho: float | None = None  # None: the default (reward midpoint)
+    rho: float | None = None  # None: the default ("self-consistent": base / (1 - wmass))
     calibration: str = "chi2"
     note: str = ""  # the sub-kind of the regime
 
-    def rho_value(self):
-        s = self.sample
-        return 0.5 * (s.rmin + s.rmax) if self.rho is None else self.rho
+    def rho_unit(self, base, wmass):
+        """``rho`` on the unit scale; the default's is the fixed point of ``V(rho) = rho``."""
+        if self.rho is not None:
+            return float(_unit(self.sample, self.rho))
+        return min(max(base / (1.0 - wmass), 0.0), 1.0) if wmass < 1.0 else 0.5
 
 
 def _n(rng):
@@ -484,7 +486,7 @@ def check_reference(run: Run):
         raise Skip("too many distinct rows")
     base, wmass = reference_estimate(s)
     est = run.est(rho=run.case.rho)
-    rho_u = float(_unit(s, run.case.rho_value()))
+    rho_u = run.case.rho_unit(base, wmass)
     want = np.clip([base + wmass * rho_u, base, base + max(wmass, 0.0)], 0, 1)
     got = _unit(s, [est.value, *est.value_range])
     run.agree("reference", got, want, "estimate, value range vs 40-digit reference")
@@ -500,8 +502,8 @@ def _affine(run: Run, sign):
         raise Skip("degenerate map")
     t = Sample(s.w, np.clip(a + b * s.r, lo, hi), counts=s.counts, wmin=s.wmin, wmax=s.wmax,
                rmin=lo, rmax=hi)
-    rho = run.case.rho_value()
-    rho_t = float(np.clip(a + b * rho, lo, hi))
+    # the default (self-consistent) rho maps with the rewards: it is a weighted mean of them
+    rho_t = None if run.case.rho is None else float(np.clip(a + b * run.case.rho, lo, hi))
     e, et = run.est(rho=run.case.rho), run.est(t, rho=rho_t)
     ci, cit = run.ci(), run.ci(t)
     name = "affine_pos" if sign > 0 else "affine_neg"

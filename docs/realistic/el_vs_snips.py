@@ -50,14 +50,15 @@ def squared_errors(ds, strategy, replicates, seed):
         idx = np.arange(a.size)
         args = PI[idx, a], P_eval[idx, a], R.bandit_rewards(y, a)
         s = elcvx.Sample.from_probs(*args, wmax=wmax)
-        est = elcvx.estimate(s, method="fast")
+        est = elcvx.estimate(s, method="fast", rho="midpoint")
         v0, v1 = est.value_range.low, est.value_range.high  # V(rho) at rho = 0 and 1 (rewards 0/1)
         mass = v1 - v0  # V is linear in rho with slope = the atom's importance-weighted mass
         atom.append(mass > 1e-9)
         snips = baselines.snips(s).value if float(np.dot(s.c, s.w)) > 0 else 0.5
         s_obs = elcvx.Sample.from_probs(*args, wmax=max(float(s.w.max()), 1.0 + 1e-9))
         values = {"el": est.value, "el-rho-self": v0 / (1.0 - mass) if mass < 1 else 0.5,
-                  "el-wmax-observed": elcvx.estimate(s_obs, method="fast").value, "snips": snips}
+                  "el-wmax-observed": elcvx.estimate(s_obs, method="fast", rho="midpoint").value,
+                  "snips": snips}
         for k, v in values.items():
             se[k].append((v - truth) ** 2)
     return se, atom

@@ -12,7 +12,7 @@ import shlex
 import sys
 
 from ..errors import ElcvxError
-from . import constraints_study, realistic, sequences_study, synthetic
+from . import constraints_study, realistic, rho_study, sequences_study, synthetic
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -68,6 +68,7 @@ def add_reproduce_parser(subparsers):
     _add_realistic(which)
     _add_constraints(which)
     _add_sequences(which)
+    _add_rho(which)
     rep.set_defaults(func=run)
     return rep
 
@@ -143,7 +144,70 @@ def _add_constraints(which):
     _study_options(con, study, per="sample size", out="elcvx-constraints", jobs=2)
     con.add_argument("--sizes", type=_positive_int, nargs="+", default=list(study.DEFAULT_SIZES),
                      metavar="N", help="sample sizes (default: %(default)s)")
-    con.set_defaults(func=run)
+
+
+def _add_run_options(parser, out, jobs=2):
+    """``--out``, ``--jobs``, ``--quiet`` and the handler, common to the studies."""
+    parser.add_argument("--out", default=out, help="output directory (default %(default)s)")
+    parser.add_argument("--jobs", type=_positive_int, default=jobs,
+                        help="worker processes (default %(default)s; results do not depend on it)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.set_defaults(func=run)
+
+
+def _add_rho(which):
+    rho = which.add_parser(
+        "rho",
+        help="EL's estimate under each rule for the extra atom's reward rho, in both studies",
+        description="EL's point estimate with rho = midpoint, SNIPS and self-consistent on the "
+                    "synthetic study's samples (MSE) and on the realistic study's Table 1 logs "
+                    "(wins/ties/losses against IPS, SNIPS, EMP); write synthetic_mse.csv, "
+                    "synthetic_paired.csv, ope_rho.csv.gz, table1_rho.csv and summary.md.",
+    )
+    rho.add_argument("--studies", type=_name_list(("synthetic", "realistic"), "study"),
+                     default=["synthetic", "realistic"], help="comma-separated (default both)")
+    rho.add_argument("--data-dir", help="the realistic study's datasets (needed for 'realistic')")
+    rho.add_argument("--replicates", type=_positive_int, default=realistic.DEFAULT_REPLICATES,
+                     help="realistic evaluations per (dataset, strategy) (default %(default)s)")
+    rho.add_argument("--strategies", type=_name_list(realistic.STRATEGIES, "strategy"),
+                     default=list(realistic.STRATEGIES), help="default: the paper's seven")
+    rho.add_argument("--datasets", type=_id_list, default=None, help="OpenML ids (default all)")
+    rho.add_argument("--synthetic-replicates", type=_positive_int, default=synthetic.DEFAULT_REPLICATES,
+                     help="synthetic environment draws per N (default %(default)s)")
+    rho.add_argument("--sizes", type=_positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
+                     metavar="N", help="synthetic sample sizes (default: the synthetic study's)")
+    _add_run_options(rho, "elcvx-rho")
+
+
+def _run_rho(args) -> int:
+    parts = ["elcvx", "reproduce", "rho", "--studies", ",".join(args.studies)]
+    if "realistic" in args.studies:
+        parts += ["--data-dir", str(args.data_dir), "--replicates", str(args.replicates),
+                  "--strategies", ",".join(args.strategies)]
+        parts += ["--datasets", ",".join(map(str, args.datasets))] if args.datasets else []
+    if "synthetic" in args.studies:
+        parts += ["--synthetic-replicates", str(args.synthetic_replicates)]
+        if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
+            parts += ["--sizes"] + [str(n) for n in args.sizes]
+    parts += ["--jobs", str(args.jobs), "--out", args.out]
+    if "realistic" in args.studies and args.data_dir is None:
+        print("elcvx: error: --data-dir is needed for the realistic study", file=sys.stderr)
+        return 2
+
+    def run_all():
+        syn = rea = None
+        if "synthetic" in args.studies:
+            syn = rho_study.synthetic_mse(args.sizes, args.synthetic_replicates, jobs=args.jobs,
+                                          progress=not args.quiet)
+        if "realistic" in args.studies:
+            rea = rho_study.realistic_ope(args.data_dir, strategies=args.strategies,
+                                          datasets=args.datasets, replicates=args.replicates,
+                                          jobs=args.jobs, progress=not args.quiet)
+        return (syn, rea), rho_study.write(args.out, synthetic=syn, realistic=rea,
+                                           command=shlex.join(parts))
+
+    return _execute(run_all, lambda st: "rho study: " + ", ".join(
+        f"{k} in {r['wall']:.1f} s" for k, r in zip(("synthetic", "realistic"), st) if r is not None))
 
 
 def _study_options(p, study, *, per, out, jobs):
@@ -152,10 +216,7 @@ def _study_options(p, study, *, per, out, jobs):
                    help=f"logs per {per} (default %(default)s)")
     p.add_argument("--seed", type=int, default=study.DEFAULT_SEED,
                    help="root seed of the random streams (default %(default)s)")
-    p.add_argument("--out", default=out, help="output directory (default %(default)s)")
-    p.add_argument("--jobs", type=_positive_int, default=jobs,
-                   help="worker processes (default %(default)s; results do not depend on it)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _add_run_options(p, out, jobs)
 
 
 def _add_sequences(which):
@@ -175,7 +236,6 @@ def _add_sequences(which):
     seq.add_argument("--quick", action="store_true",
                      help="a smoke run: 3 logs of 2000 examples per environment")
     seq.add_argument("--no-plots", action="store_true", help="do not draw the figure")
-    seq.set_defaults(func=run)
 
 
 def _run_sequences(args) -> int:
@@ -283,6 +343,8 @@ def run(args) -> int:
         return _run_constraints(args)
     if getattr(args, "experiment", None) == "sequences":
         return _run_sequences(args)
+    if getattr(args, "experiment", None) == "rho":
+        return _run_rho(args)
     if getattr(args, "experiment", None) != "synthetic":
         print(f"elcvx: error: unknown experiment {getattr(args, 'experiment', None)!r}", file=sys.stderr)
         return 2

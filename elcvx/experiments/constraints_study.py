@@ -138,7 +138,7 @@ def evaluate(log: Log, *, confidence_level: float = 0.95):
 
     def el(sample, **model):
         ci = elcvx.interval(sample, confidence_level=confidence_level, method="fast", **model)
-        return elcvx.estimate(sample, method="fast", **model).value, ci.low, ci.high
+        return elcvx.estimate(sample, method="fast", rho="midpoint", **model).value, ci.low, ci.high
 
     def joint():
         d = elcvx.difference(sa, sb, confidence_level=confidence_level, method="fast")

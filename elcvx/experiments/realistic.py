@@ -438,7 +438,7 @@ def _evaluate(sample, predicted=None, expected=None, deterministic=False):
 
     snips = baselines.snips(sample).value if float(np.dot(sample.c, sample.w)) > 0 else 0.5
     est = {
-        "el": el(elcvx.estimate).value,
+        "el": el(elcvx.estimate, rho="midpoint").value,  # the paper's rho = 1/2 (docs/rho.md)
         "ips": baselines.ips(sample).value,
         "snips": snips,
         "emp": baselines.emp(sample).value,
@@ -458,7 +458,7 @@ def _evaluate(sample, predicted=None, expected=None, deterministic=False):
     if predicted is not None:
         predicted, expected = np.asarray(predicted, dtype=float), np.asarray(expected, dtype=float)
         cv = constraints.reward_model(sample, predicted, expected, deterministic=deterministic)
-        res = el_cv(elcvx.estimate)
+        res = el_cv(elcvx.estimate, rho="midpoint")
         est["el-cv"] = math.nan if res is None else res.value
         res = el_cv(elcvx.interval, confidence_level=LEVEL, calibration="chi2")
         ivs["el-cv-chi2"] = (math.nan, math.nan) if res is None else res
