@@ -21,11 +21,10 @@ import numpy as np
 from scipy.optimize import nnls
 
 from . import constraints as mc
+from ._active_set import maximize, memo
 from ._fast import FEAS_TOL, GAP_TOL, _blocks, _scratch, _Work
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 
-_MU_START, _MU_STOP, _MU_FACTOR = 1e-2, 1e-15, 10.0
-_NEWTON_STEPS = 60
 
 
 class Moments:
@@ -77,37 +76,42 @@ class Moments:
 
 
 # ---------------------------------------------------------------------------------------------
-# Oracles: value, gradient and Hessian in one pass
+# Oracles: value, gradient, Hessian and the size of f's terms in one pass
 # ---------------------------------------------------------------------------------------------
 def _loglik_oracle(D, c, n, work):
-    """``x -> (f, g, H)`` of ``(1/N) sum c log(1 + D x)`` (``-inf`` outside its domain)."""
+    """``x -> (f, g, H, size)`` of ``(1/N) sum c log(1 + D x)`` (``-inf`` outside its domain);
+    ``size = (sum c |log(1 + D x)| + 1) / N``, the terms that cancel in ``f`` (plus one)."""
     m = D.shape[1]
     sc = _scratch(1, D.shape[0])[0]
 
     def oracle(x):
         work.count(D.shape[0])
-        f, g, H = 0.0, np.zeros(m), np.zeros((m, m))
+        f, size, g, H = 0.0, 1.0, np.zeros(m), np.zeros((m, m))
         for i, j in _blocks(D.shape[0]):
             Db = D[i:j]
             a = np.matmul(Db, x, out=sc[:j - i])
             a += 1.0
             if not a.min() > 0:
-                return -math.inf, None, None
+                return -math.inf, None, None, math.inf
             cb = None if c is None else c[i:j]
             r = Db / a[:, None]  # d_n / a_n
             cr = r if cb is None else r * cb[:, None]
-            f += float(np.log(a).sum() if cb is None else cb @ np.log(a))
+            la = np.log(a, out=a)
+            f += float(la.sum() if cb is None else cb @ la)
+            size += float(np.abs(la).sum() if cb is None else cb @ np.abs(la))
             g += cr.sum(axis=0)
             H -= cr.T @ r
         if not np.all(np.isfinite(H)):
-            return -math.inf, None, None
-        return f / n, g / n, H / n
+            return -math.inf, None, None, math.inf
+        return f / n, g / n, H / n, size / n
 
     return oracle
 
 
-def _bound_oracle(F, e, c, n, K, lin, work):
-    """``y -> (f, g, H)`` of ``K geomean_c(F y + e) - lin . y`` (``-inf`` outside its domain).
+def _bound_oracle(F, e, c, n, K, lin, work, floor=0.0):
+    """``y -> (f, g, H, size)`` of ``K geomean_c(F y + e) - lin . y`` (``-inf`` outside its
+    domain); ``size = K geomean + |lin . y| + floor``, the terms that cancel in ``f`` and an
+    absolute floor (:func:`lower_bound_of`).
 
     Also records the last point's ``kg = K geomean`` and ``1/a`` (``state``) for ``q``.
     """
@@ -125,7 +129,7 @@ def _bound_oracle(F, e, c, n, K, lin, work):
             Fb = F[i:j]
             a = Fb @ y + e[i:j]
             if not a.min() > 0:
-                return -math.inf, None, None
+                return -math.inf, None, None, math.inf
             cb = np.ones(j - i) if c is None else c[i:j]
             inv[i:j] = 1.0 / a
             r = Fb * inv[i:j, None]
@@ -139,15 +143,15 @@ def _bound_oracle(F, e, c, n, K, lin, work):
             total += nb
         kg = K * math.exp(sl / n)
         if not (math.isfinite(kg) and np.all(np.isfinite(scatter))):
-            return -math.inf, None, None
+            return -math.inf, None, None, math.inf
         state.update(y=y, kg=kg, inv=inv)
-        return kg - lin @ y, kg * mean - lin, -kg * scatter / n
+        return kg - lin @ y, kg * mean - lin, -kg * scatter / n, kg + abs(float(lin @ y)) + floor
 
     return oracle, state
 
 
 # ---------------------------------------------------------------------------------------------
-# The barrier method
+# A feasible start
 # ---------------------------------------------------------------------------------------------
 def _interior_point(A, h, center):
     """A point ``x`` with ``A x + h > 0`` strictly for every row, near ``center`` where possible."""
@@ -162,98 +166,76 @@ def _interior_point(A, h, center):
     return res.x[:m] if res.status == 0 and res.x[m] > 0 else None
 
 
-def _maximize(oracle, x, A, h):
-    """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a strictly feasible ``x``.
-
-    Returns ``(x, f, grad, masses, status)``; ``masses = mu / (A x + h)`` at the last barrier
-    centre (the atoms' multipliers).
-    """
-    f, g, H = oracle(x)
-    if not math.isfinite(f):
-        return x, f, g, None, "start outside the domain"
-    mu = _MU_START
-    while True:
-        last_dec = math.inf
-        final = mu <= _MU_STOP
-        best = None
-        for _ in range(_NEWTON_STEPS):
-            s = A @ x + h
-            gp = g + A.T @ (mu / s)
-            size = float(np.abs(gp).max())
-            if final and (best is None or size < best[0]):
-                best = (size, x, f, g)
-            # Where the barrier is small, q and the atoms' masses are about to be read from x:
-            # converged means a gradient far below the certificate's tolerance (further steps,
-            # which Armijo may accept on f's rounding noise, only move x away).
-            tight = mu <= 1e-8
-            if tight and size <= 1e-4 * FEAS_TOL:
-                break
-            Hp = H - (A.T * (mu / s ** 2)) @ A
-            d = np.linalg.lstsq(-Hp, gp, rcond=1e-14)[0]
-            dec = float(gp @ d)
-            # Converged at this mu: the decrement (twice the gain Newton still predicts) is
-            # small enough to follow the central path, or, once the barrier is small, as small
-            # as rounding allows (the line search below stops the iteration where f's
-            # rounding hides the remaining gain).
-            if not dec > (1e-30 if tight else 1e-14) * (1.0 + abs(f)):
-                break
-            if dec > 0.25 * last_dec and dec <= 1e-10 * (1.0 + abs(f)):
-                break  # Newton no longer converging quadratically: the noise floor
-            last_dec = dec
-            rate = A @ d
-            with np.errstate(divide="ignore"):
-                ratios = np.where(rate < 0, -s / rate, np.inf)
-            alpha = min(1.0, 0.99 * float(ratios.min(initial=np.inf)))
-            phi = f + mu * float(np.log(s).sum())
-            for _ls in range(60):
-                trial = x + alpha * d
-                ft, gt, Ht = oracle(trial)
-                st = A @ trial + h
-                if math.isfinite(ft) and np.all(st > 0):
-                    if ft + mu * float(np.log(st).sum()) >= phi + 1e-4 * alpha * dec:
-                        break
-                    # A gain below f's rounding cannot be seen: judge the step by the gradient,
-                    # which q is read from, instead.
-                    if dec <= 1e-10 * (1.0 + abs(f)) and \
-                            float(np.abs(gt + A.T @ (mu / st)).max()) < 0.5 * size:
-                        break
-                alpha *= 0.5
-            else:
-                if dec <= 1e-10 * (1.0 + abs(f)):
-                    break  # what is left to gain is below what f's rounding lets Armijo see
-                return x, f, g, mu / s, "line search failed"
-            x, f, g, H = trial, ft, gt, Ht
-        else:
-            if not final:
-                return x, f, g, mu / (A @ x + h), "max_iter"
-        if final:
-            _, x, f, g = best
-            return x, f, g, mu / (A @ x + h), "optimal"  # the caller's certificate judges it
-        mu /= _MU_FACTOR
-
-
-def _start(A, h, x0, oracle):
-    """A strictly feasible point in the oracle's domain, ``x0`` or as near it as found: on the
-    segment from an interior point ``p`` to ``x0``, the point nearest ``x0`` that is strictly
-    feasible (``A x + h`` is positive at ``p``, so on a stretch of the segment from ``p``)."""
-    s = A @ x0 + h
-    if np.all(s > 0) and math.isfinite(oracle(x0)[0]):
+def _start(A, h, x0, oracle, anchor=None):
+    """A feasible point in the oracle's domain: ``x0`` itself when it is one (on a face or
+    not); else on the segment from a feasible ``anchor`` (or, failing that, a strictly feasible
+    point) to ``x0``, as far towards ``x0`` as the constraints allow, then closer to the anchor
+    until inside the domain."""
+    s0 = A @ x0 + h
+    if np.all(s0 >= 0) and math.isfinite(oracle(x0)[0]):
         return x0
-    p = _interior_point(A, h, x0)
-    if p is None:
-        return None
-    # A (p + f (x0 - p)) + h > 0 for f below the ratio test's f_max; then step back towards p
-    # until inside the oracle's domain too.
-    sp, rate = A @ p + h, A @ (x0 - p)
-    with np.errstate(divide="ignore"):
-        f_max = float(np.min(np.where(rate < 0, -sp / rate, np.inf), initial=np.inf))
-    f = 0.99 * min(1.0, f_max)
-    for _ in range(60):
-        x = p + f * (x0 - p)
-        if np.all(A @ x + h > 0) and math.isfinite(oracle(x)[0]):
-            return x
-        f *= 0.5
+    for p in (anchor, "interior"):
+        if isinstance(p, str):
+            p = _interior_point(A, h, x0)
+        if p is None or not np.all(A @ p + h >= 0):
+            continue
+        # A (p + t (x0 - p)) + h = (1 - t) s_p + t s0 >= 0 up to t_max.
+        sp = A @ p + h
+        falls = s0 < 0
+        t = min(1.0, 0.9 * float(np.min(sp[falls] / (sp[falls] - s0[falls]), initial=np.inf)))
+        for _ in range(30):
+            x = p + t * (x0 - p)
+            if np.all(A @ x + h >= 0) and math.isfinite(oracle(x)[0]):
+                return x
+            t *= 0.5
+        if math.isfinite(oracle(p)[0]):
+            return p
     return None
+
+
+def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
+    """A start for the bound from the profile dual's quadratic approximation at the MLE (one
+    pass, no log), as :mod:`elcvx._fast`'s for ``k = 0``; where it is infeasible, as near it
+    as :func:`_start` goes from the MLE's own point ``y0``.
+
+    Near the MLE, with ``d = 1 + D x*``, ``e = (h - v_hat)/d`` and ``F = D/d``, the profile
+    statistic is about ``(N (v_hat - v))^2 / S``, ``S = sum c e^2 - s' M^-1 s`` with ``s = sum
+    c e F`` and ``M = sum c F F'`` (``e`` with the controls ``F`` regressed out). So the bound
+    is about ``v_hat - sqrt(q S)/N``, at ``tau = sqrt(q / S)`` and ``x' = x* - tau M^-1 s``,
+    and the profile's denominators ``1 + D x' + tau (h - v)`` are ``tau`` times the bound's.
+    """
+    work.count(data.w.size)
+    n, D = data.n, data.features()
+    m = D.shape[1]
+    # The pass collects the sums of products of (h, 1, D) / d: e's sums expand in v_hat.
+    gram, first = np.zeros((m + 2, m + 2)), np.zeros(m + 2)
+    for i, j in _blocks(data.w.size):
+        inv = 1.0 / (1.0 + D[i:j] @ x_mle)
+        Y = np.column_stack([data.h[i:j] * inv, inv, D[i:j] * inv[:, None]])
+        cY = Y if data.c is None else Y * data.c[i:j, None]
+        gram += cY.T @ Y
+        first += cY.sum(axis=0)
+    v_hat = first[0] / n
+    s_ee = gram[0, 0] - 2.0 * v_hat * gram[0, 1] + v_hat * v_hat * gram[1, 1]
+    if s_ee <= 1e-12 * (gram[0, 0] + v_hat * v_hat * gram[1, 1]):
+        s_ee = 0.0  # below the expansion's rounding
+    s_ef = gram[0, 2:] - v_hat * gram[1, 2:]
+    coef = np.linalg.lstsq(gram[2:, 2:], s_ef, rcond=None)[0]
+    S = s_ee - float(s_ef @ coef)
+    y = y0
+    if S > 0 and quantile > 0 and np.all(np.isfinite(coef)):
+        tau = math.sqrt(quantile / S)
+        v = max(v_hat - math.sqrt(quantile * S) / n, min(0.0, float(data.h.min())))
+        x = x_mle - tau * coef
+        y = np.r_[(1.0 - x[0] - x[1:] @ data.b - tau * v) / tau, x / tau]
+    return _start(B, floor, y, oracle, anchor=y0)
+
+
+def _solve(oracle, x, A, h):
+    """``(x, f, status)``: the active-set Newton method from a feasible ``x``."""
+    with np.errstate(over="ignore", divide="ignore"):  # the oracles detect overflow
+        out = maximize(oracle, x, A, h, kkt_tol=1e-3 * FEAS_TOL)
+    return out.x, out.f, out.status
 
 
 def _certify(residual, columns, slack):
@@ -287,12 +269,12 @@ def mle_of(data) -> MLESolution:
     """:func:`mle` of a :class:`Moments` model."""
     work = _Work()
     D = data.features()
-    oracle = _loglik_oracle(D, data.c, data.n, work)
+    oracle = memo(_loglik_oracle(D, data.c, data.n, work))
     A, h = data.atom_rows()
     x = _start(A, h, np.zeros(D.shape[1]), oracle)
     if x is None:
-        return _mle_failure(data.w.size, "no strictly feasible start (an empty model?)", work)
-    x, f, g, _, status = _maximize(oracle, x, A, h)
+        return _mle_failure(data.w.size, "no feasible start (an empty model?)", work)
+    x, _, status = _solve(oracle, x, A, h)
     a = 1.0 + D @ x
     q = 1.0 / (data.n * a)
     if status == "optimal":
@@ -329,12 +311,12 @@ def profile_of(data, v, mle_sol=None) -> ProfileSolution:
             continue  # outside every value functional's range here (|E_Q h| <= 1)
         D = data.features(value=vi)
         A, h = data.atom_rows(value=vi)
-        oracle = _loglik_oracle(D, data.c, data.n, work)
+        oracle = memo(_loglik_oracle(D, data.c, data.n, work))
         x = _start(A, h, base if base is not None else np.zeros(D.shape[1]), oracle)
         if x is None:
-            statuses.add("no strictly feasible start")
+            statuses.add("no feasible start")
             continue
-        x, f, g, _, status = _maximize(oracle, x, A, h)
+        x, _, status = _solve(oracle, x, A, h)
         a = 1.0 + D @ x
         if status == "optimal":
             cq = 1.0 / (data.n * a) * (1.0 if data.c is None else data.c)
@@ -366,22 +348,27 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     e = data.h
     K = math.exp(-(loglik + 0.5 * quantile) / n)
     lin = np.r_[1.0, 1.0, data.b]
-    oracle, state = _bound_oracle(F, e, data.c, n, K, lin, work)
+    # f is a value of size at most K mean(|h|) (AM-GM): an absolute floor of that size on the
+    # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
+    # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
+    reach = min(1.0, K * float(np.abs(e).sum() if data.c is None else data.c @ np.abs(e)) / n)
+    raw, state = _bound_oracle(F, e, data.c, n, K, lin, work, floor=reach)
+    oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
     B, floor = _bound_rows(data.atoms, data.h_lo)
     if mle_sol is not None and np.isfinite(mle_sol.beta):
-        lam = np.asarray(mle_sol.lambdas, dtype=float)
-        y0 = np.r_[1.0 - mle_sol.beta - lam @ data.b, mle_sol.beta, lam]
+        x_mle = np.r_[mle_sol.beta, mle_sol.lambdas]
+        y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
+        y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work)
     else:
-        y0 = np.r_[1.0, 0.0, np.zeros(data.k)]
-    y = _start(B, floor, y0, oracle)
+        y = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
     if y is None:
         nan = math.nan
         return BoundSolution(nan, nan, nan, nan, np.full(data.w.size, nan), "no feasible start",
                              work=work.counts())
-    y, f, g, _, status = _maximize(oracle, y, B, floor)
-    if state.get("y") is not y:
-        oracle(y)
+    y, f, status = _solve(oracle, y, B, floor)
+    if not np.array_equal(state.get("y"), y):
+        raw(y)  # q is read from the last evaluation
     kappa = state["kg"] / n
     q = kappa * state["inv"]
     if status == "optimal":

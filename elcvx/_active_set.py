@@ -1,0 +1,272 @@
+"""An active-set Newton method: ``max f(x)`` subject to ``A x + h >= 0``, with few variables.
+
+``f`` is concave and given by an oracle that makes one pass over the data per call and returns
+``(f, grad, hess, size)``: ``f = -inf`` outside its domain, and ``size`` the magnitude of the
+terms that cancel in ``f`` (its rounding error is about ``1e-16 size``). The constraints' rows
+are scaled to size one, so that their multipliers are masses (probabilities).
+
+Each iteration takes the Newton step on the *face* of the working set (the constraints held
+at equality): the maximiser of the quadratic model on the face, from its null space, after a
+diagonal (Jacobi) scaling so that coordinates of very different sizes are treated alike. The
+working set's multipliers are read at the end of that step (where the curvature is large, a
+gradient of ``1e-10`` can change sign within it), and a constraint whose multiplier is negative
+leaves the working set before the step is taken. The step then goes as far as the nearest
+blocking constraint (the ratio test), lands exactly on it and adds it, unless ``f`` falls
+towards it (its maximum on the ray is short of the face) or is ``-inf`` on it (a row on the
+face: a log barrier, never active at the optimum); then the step stops short, at 90% of the
+way, as an interior-point method would. Armijo backtracking shortens a step that does not
+gain; a full step along which ``f`` barely bends is extended by a safeguarded Newton search
+on the ray (bisection inside the feasible segment), which reaches an optimum a factor ``1e100``
+away in a handful of passes where plain Newton steps only double the distance.
+
+The iteration stops at the rounding floor: when the face's Newton decrement is below
+``1e-13 size`` and every multiplier is non-negative; and since the primal solution is read from
+the gradient (the multipliers balance it), up to three more Newton steps are taken while the
+KKT residual ``grad + A_W' mu`` exceeds ``kkt_tol`` (each accepted when it keeps ``f`` within
+rounding). Most iterations cost one pass: dropping or adding a constraint at a degenerate
+point costs none.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+_MAX_ITER = 200
+_FLOOR = 1e-13  # a Newton decrement below this times ``size`` is f's rounding
+_LOOSE = 1e-9  # a line search that finds no gain, with a decrement below this, is converged
+_MU_TOL = 1e-13  # a multiplier below -_MU_TOL (a mass) leaves the working set
+_SHORT = 0.9  # a step that must not land on a face stops at this fraction of the way
+_BENDS = 0.4  # a full step whose slope at its end is above this fraction of its start: extend
+
+
+class Outcome(NamedTuple):
+    x: np.ndarray
+    f: float
+    g: np.ndarray
+    masses: np.ndarray  # the constraints' multipliers at x (0 off the working set)
+    status: str
+
+
+def memo(oracle):
+    """``oracle`` remembering its last point (the start's domain check is then free)."""
+    last = {}
+
+    def cached(x):
+        if "x" in last and np.array_equal(last["x"], x):
+            return last["out"]
+        out = oracle(x)
+        last.update(x=np.array(x, dtype=float), out=out)
+        return out
+
+    return cached
+
+
+def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=_MAX_ITER) -> Outcome:
+    """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a feasible ``x0`` (in the
+    oracle's domain; on a face is fine). See the module's docstring."""
+    x = np.array(x0, dtype=float)
+    f, g, H, size = oracle(x)
+    none = np.zeros(len(A))
+    if not math.isfinite(f):
+        return Outcome(x, f, g, none, "start outside the domain")
+    active: list[int] = []
+    soft = np.zeros(len(A), dtype=bool)  # faces on which f is -inf
+    just_added = None
+    polished = 0
+    for _ in range(max_iter):
+        d, mu = _face_step(g, H, A[active], x)
+        decrement = float(g @ d)
+        stationary = decrement <= _FLOOR * size
+        if active and mu.min() < -_MU_TOL and (stationary or active[int(np.argmin(mu))] != just_added):
+            active.pop(int(np.argmin(mu)))
+            just_added = None
+            continue
+        just_added = None
+        polishing = False
+        if stationary:
+            masses, residual = _multipliers(g, A, active)
+            if residual <= kkt_tol or polished >= 3 or not np.any(d):
+                return Outcome(x, f, g, masses, "optimal")
+            polished += 1  # f is converged, the gradient (q, the masses) not yet
+            polishing = True
+        # The ratio test: the nearest constraint that the step would cross.
+        hit, alpha_max = _ratio_test(A, h, x, d, active)
+        if alpha_max <= 0.0:
+            active.append(hit)  # a degenerate point: the step is blocked where it starts
+            just_added = hit
+            continue
+        step = _line_search(oracle, x, f, d, decrement, size, A, h, active, hit, alpha_max, soft,
+                            polishing)
+        if step is None:
+            if decrement <= _LOOSE * size:
+                masses, _ = _multipliers(g, A, active)
+                return Outcome(x, f, g, masses, "optimal")  # f's rounding hides the gain
+            return Outcome(x, f, g, none, "line search failed")
+        x, f, g, H, size, landed = step
+        if landed and _independent(A, active + [hit]):
+            active.append(hit)
+            just_added = hit
+    return Outcome(x, f, g, none, "max_iter")
+
+
+def _face_step(g, H, AW, x):
+    """``(d, mu)``: the Newton step ``d`` on the face ``A_W d = 0`` and the multipliers ``mu``
+    with ``g + H d + A_W' mu = 0`` at its end.
+
+    After a Jacobi scaling, ``H`` is inverted on the face where it is well conditioned; along a
+    flat direction (a linear ``f``: one example, every weight 1) the step goes up as far as
+    ``x`` is long, or not at all where the slope is rounding noise, and the ratio test and the
+    line search cut it down.
+    """
+    m = g.size
+    dg = -np.diag(H)
+    diag = np.sqrt(np.where((dg > 0) & np.isfinite(dg), dg, 1.0))
+    Hs = H / np.outer(diag, diag)
+    gs = g / diag
+    As = AW / diag
+    Z = _null_space(As) if len(AW) else np.eye(m)
+    ds = np.zeros(m)
+    if Z.shape[1]:
+        gr = Z.T @ gs
+        vals, vecs = np.linalg.eigh(Z.T @ Hs @ Z)
+        c = vecs.T @ gr
+        if vals.max() < -1e-12 * max(1.0, -vals.min()):
+            p = vecs @ (-c / vals)
+        else:
+            length = max(float(np.linalg.norm(x * diag)), 1.0)
+            p = np.zeros(len(vals))
+            norm = float(np.linalg.norm(gr))
+            for lam, ci, vec in zip(vals, c, vecs.T):
+                if lam < -1e-6:
+                    p -= ci / lam * vec
+                elif abs(ci) > 1e-9 * norm:
+                    p += np.sign(ci) * length * vec
+        ds = Z @ p
+    mu = np.linalg.lstsq(As.T, -(gs + Hs @ ds), rcond=None)[0] if len(AW) else np.zeros(0)
+    return ds / diag, mu
+
+
+def _ratio_test(A, h, x, d, active):
+    """``(i, alpha)``: the nearest constraint ``i`` off the working set that ``x + alpha d``
+    meets (``alpha = inf`` if none). One met where the step starts (``alpha = 0``) is
+    independent of the working set, else it is ignored: the step does not cross it but for
+    rounding."""
+    s = A @ x + h
+    rate = A @ d
+    rate[active] = 0.0
+    rate[np.abs(rate) <= 1e-14 * (np.abs(A) @ np.abs(d))] = 0.0  # rounding, not a crossing
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(rate < 0, np.maximum(s, 0.0) / -rate, np.inf)
+    while len(ratios):
+        hit = int(np.argmin(ratios))
+        if ratios[hit] > 0.0 or _independent(A, active + [hit]):
+            return hit, float(ratios[hit])
+        ratios[hit] = np.inf
+    return 0, math.inf
+
+
+def _null_space(M):
+    """An orthonormal basis of ``{z : M z = 0}`` (``M`` of full row rank)."""
+    q, _ = np.linalg.qr(M.T, mode="complete")
+    return q[:, M.shape[0]:]
+
+
+def _independent(A, rows):
+    """Whether the (normalised) rows of ``A`` are linearly independent."""
+    M = A[rows]
+    M = M / np.linalg.norm(M, axis=1, keepdims=True)
+    sv = np.linalg.svd(M, compute_uv=False)
+    return len(rows) <= A.shape[1] and sv.min() > 1e-10
+
+
+def _multipliers(g, A, active):
+    """``(masses, residual)``: least-squares multipliers of the working set at ``x`` (zeros
+    elsewhere) and the largest entry of the KKT residual ``g + A_W' mu``."""
+    masses = np.zeros(len(A))
+    if not active:
+        return masses, float(np.abs(g).max())
+    mu = np.linalg.lstsq(A[active].T, -g, rcond=None)[0]
+    masses[active] = mu
+    residual = g + A[active].T @ mu
+    return masses, max(float(np.abs(residual).max()), float(-min(mu.min(), 0.0)))
+
+
+def _project(x, A, h, rows):
+    """``x`` moved (least change) onto ``A_i x + h_i = 0`` for ``i`` in ``rows``."""
+    if not rows:
+        return x
+    M = A[rows]
+    return x - np.linalg.lstsq(M, M @ x + h[rows], rcond=None)[0]
+
+
+def _line_search(oracle, x, f, d, decrement, size, A, h, active, hit, alpha_max, soft, polishing):
+    """``(x, f, g, H, size, landed)`` after the step along ``d``, or None if nothing gains."""
+    landing = alpha_max <= 1.0 and not soft[hit]
+    alpha = min(1.0, alpha_max if landing else _SHORT * alpha_max)
+    for _ in range(60):
+        trial = _project(x + alpha * d, A, h, active + [hit] if landing else active)
+        ft, gt, Ht, st = oracle(trial)
+        if landing and not math.isfinite(ft):
+            soft[hit] = True  # f is -inf on the face (a row on it): never land there again
+        if landing and (not math.isfinite(ft) or float(gt @ d) < 0):
+            # f falls towards the face: its maximum on the ray is short of it. Landing anyway
+            # can be a trap: next to a face on which some row's term is nearly 0 (a weight of
+            # 1e-139 beside wmin = 0), f is finite but so curved that Newton steps are tiny.
+            alpha, landing = _SHORT * alpha, False
+            continue
+        if ft >= f + 1e-4 * alpha * decrement:  # False for -inf and NaN
+            if alpha == 1.0 and not landing and float(gt @ d) > _BENDS * decrement:
+                return _ray_search(oracle, x, d, decrement, (trial, ft, gt, Ht, st), A, h,
+                                   active, hit, alpha_max, soft)
+            return trial, ft, gt, Ht, st, landing
+        if polishing and ft >= f - _FLOOR * size:
+            return trial, ft, gt, Ht, st, landing
+        alpha *= 0.5
+        landing = False
+    return None
+
+
+def _ray_search(oracle, x, d, slope0, first, A, h, active, hit, alpha_max, soft):
+    """The full Newton step gained but ``f`` barely bent along it (``f`` like ``log`` of a
+    coordinate near 0: each Newton step only doubles it): a safeguarded Newton iteration on the
+    slope along the ray, bisecting the feasible segment when Newton does not halve its step
+    (as Numerical Recipes' rtsafe), until the slope has fallen below a quarter of its start.
+    Returns the best point found, as :func:`_line_search` does."""
+    best = first + (False,)
+    lo, hi = 1.0, alpha_max
+    slope_lo, curv_lo = float(first[2] @ d), float(d @ first[3] @ d)
+    step_before = math.inf
+    for _ in range(60):
+        if slope_lo <= 0.25 * slope0 or hi - lo <= 1e-12 * hi:
+            break
+        newton = lo + slope_lo / -curv_lo if curv_lo < 0 else math.inf
+        landing = False
+        if math.isfinite(hi) and hi == alpha_max and not soft[hit] and not newton < hi:
+            new, landing = hi, True  # Newton leaves the segment: try its end, the face
+        elif newton < hi and 2.0 * (newton - lo) <= step_before:
+            new = newton
+        else:
+            new = 0.5 * (lo + hi) if math.isfinite(hi) else max(newton, 2.0 * lo)
+        step_before = new - lo
+        trial = _project(x + new * d, A, h, active + [hit] if landing else active)
+        ft, gt, Ht, st = oracle(trial)
+        if not math.isfinite(ft):
+            if landing:
+                soft[hit] = True
+            hi = new
+            continue
+        slope = float(gt @ d)
+        if ft > best[1]:
+            best = (trial, ft, gt, Ht, st, landing)
+        if landing and slope >= 0:
+            break  # f rises up to the face: the step ends on it
+        if slope > 0:
+            lo, slope_lo, curv_lo = new, slope, float(d @ Ht @ d)
+        else:
+            hi = new
+            if -slope <= 0.25 * slope0:
+                break
+    return best
