@@ -74,30 +74,42 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=_MAX_ITER) -> Outcome:
         return Outcome(x, f, g, none, "start outside the domain")
     active: list[int] = []
     soft = np.zeros(len(A), dtype=bool)  # faces on which f is -inf
+    blind: set[int] = set()  # constraints taken in without a step since the last step
     just_added = None
     polished = 0
     for _ in range(max_iter):
         d, mu = _face_step(g, H, A[active], x)
         decrement = float(g @ d)
         stationary = decrement <= _FLOOR * size
-        if active and mu.min() < -_MU_TOL and (stationary or active[int(np.argmin(mu))] != just_added):
-            active.pop(int(np.argmin(mu)))
-            just_added = None
-            continue
-        just_added = None
-        polishing = False
-        if stationary:
-            masses, residual = _multipliers(g, A, active)
-            if residual <= kkt_tol or polished >= 3 or not np.any(d):
+        if active and mu.min() < -_MU_TOL:
+            worst = active[int(np.argmin(mu))]
+            if stationary and worst in blind:
+                # Leaving the face means stepping into a constraint that is nearer than f's
+                # rounding can tell: f cannot gain visibly anywhere.
+                masses, _ = _multipliers(g, A, active)
                 return Outcome(x, f, g, masses, "optimal")
-            polished += 1  # f is converged, the gradient (q, the masses) not yet
-            polishing = True
+            if stationary or worst != just_added:
+                active.remove(worst)
+                just_added = None
+                continue
+        just_added = None
         # The ratio test: the nearest constraint that the step would cross.
         hit, alpha_max = _ratio_test(A, h, x, d, active)
-        if alpha_max <= 0.0:
-            active.append(hit)  # a degenerate point: the step is blocked where it starts
+        # The gain up to there, at most, by concavity: below f's rounding, no step can show it.
+        visible = decrement * min(alpha_max, 1.0) > _FLOOR * size
+        if stationary or not visible:
+            masses, residual = _multipliers(g, A, active)
+            if residual <= kkt_tol or (stationary and (polished >= 3 or not np.any(d))):
+                return Outcome(x, f, g, masses, "optimal")
+        if not visible and not stationary or alpha_max <= 0.0:
+            # Blocked where the step starts, or nearer than rounding: take the face in.
+            active.append(hit)
             just_added = hit
+            if alpha_max > 0.0:
+                blind.add(hit)
             continue
+        polishing = stationary
+        polished += polishing  # f is converged, the gradient (q, the masses) not yet
         step = _line_search(oracle, x, f, d, decrement, size, A, h, active, hit, alpha_max, soft,
                             polishing)
         if step is None:
@@ -106,6 +118,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=_MAX_ITER) -> Outcome:
                 return Outcome(x, f, g, masses, "optimal")  # f's rounding hides the gain
             return Outcome(x, f, g, none, "line search failed")
         x, f, g, H, size, landed = step
+        blind.clear()
         if landed and _independent(A, active + [hit]):
             active.append(hit)
             just_added = hit
@@ -147,6 +160,25 @@ def _face_step(g, H, AW, x):
         ds = Z @ p
     mu = np.linalg.lstsq(As.T, -(gs + Hs @ ds), rcond=None)[0] if len(AW) else np.zeros(0)
     return ds / diag, mu
+
+
+def _ratio_test(A, h, x, d, active):
+    """``(i, alpha)``: the nearest constraint ``i`` off the working set that ``x + alpha d``
+    meets (``alpha = inf`` if none). One met where the step starts (``alpha = 0``) is
+    independent of the working set, else it is ignored: the step does not cross it but for
+    rounding."""
+    s = A @ x + h
+    rate = A @ d
+    rate[active] = 0.0
+    rate[np.abs(rate) <= 1e-14 * (np.abs(A) @ np.abs(d))] = 0.0  # rounding, not a crossing
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(rate < 0, np.maximum(s, 0.0) / -rate, np.inf)
+    while len(ratios):
+        hit = int(np.argmin(ratios))
+        if ratios[hit] > 0.0 or _independent(A, active + [hit]):
+            return hit, float(ratios[hit])
+        ratios[hit] = np.inf
+    return 0, math.inf
 
 
 def _ratio_test(A, h, x, d, active):
