@@ -181,25 +181,6 @@ def _ratio_test(A, h, x, d, active):
     return 0, math.inf
 
 
-def _ratio_test(A, h, x, d, active):
-    """``(i, alpha)``: the nearest constraint ``i`` off the working set that ``x + alpha d``
-    meets (``alpha = inf`` if none). One met where the step starts (``alpha = 0``) is
-    independent of the working set, else it is ignored: the step does not cross it but for
-    rounding."""
-    s = A @ x + h
-    rate = A @ d
-    rate[active] = 0.0
-    rate[np.abs(rate) <= 1e-14 * (np.abs(A) @ np.abs(d))] = 0.0  # rounding, not a crossing
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(rate < 0, np.maximum(s, 0.0) / -rate, np.inf)
-    while len(ratios):
-        hit = int(np.argmin(ratios))
-        if ratios[hit] > 0.0 or _independent(A, active + [hit]):
-            return hit, float(ratios[hit])
-        ratios[hit] = np.inf
-    return 0, math.inf
-
-
 def _null_space(M):
     """An orthonormal basis of ``{z : M z = 0}`` (``M`` of full row rank)."""
     q, _ = np.linalg.qr(M.T, mode="complete")
