@@ -251,7 +251,7 @@ def _ray_search(oracle, x, d, slope0, first, A, h, active, hit, alpha_max, soft)
     best = first + (False,)
     lo, hi = 1.0, alpha_max
     slope_lo, curv_lo = float(first[2] @ d), float(d @ first[3] @ d)
-    step_before = math.inf
+    step_before = 1.0  # the Newton step that led here, from 0 to 1
     for _ in range(60):
         if slope_lo <= 0.25 * slope0 or hi - lo <= 1e-12 * hi:
             break

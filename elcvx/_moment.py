@@ -85,6 +85,10 @@ def _loglik_oracle(D, c, n, work):
     sc = _scratch(1, D.shape[0])[0]
 
     def oracle(x):
+        with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
+            return evaluate(x)
+
+    def evaluate(x):
         work.count(D.shape[0])
         f, size, g, H = 0.0, 1.0, np.zeros(m), np.zeros((m, m))
         for i, j in _blocks(D.shape[0]):
@@ -119,6 +123,10 @@ def _bound_oracle(F, e, c, n, K, lin, work, floor=0.0):
     state = {}
 
     def oracle(y):
+        with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
+            return evaluate(y)
+
+    def evaluate(y):
         work.count(F.shape[0])
         # The Hessian is kg times minus the covariance of r = F / a under the weights c / N:
         # accumulated centred, block by block (Chan et al.'s pairwise update), since
@@ -233,8 +241,7 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
 
 def _solve(oracle, x, A, h):
     """``(x, f, status)``: the active-set Newton method from a feasible ``x``."""
-    with np.errstate(over="ignore", divide="ignore"):  # the oracles detect overflow
-        out = maximize(oracle, x, A, h, kkt_tol=1e-3 * FEAS_TOL)
+    out = maximize(oracle, x, A, h, kkt_tol=1e-3 * FEAS_TOL)
     return out.x, out.f, out.status
 
 
@@ -356,6 +363,11 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
     B, floor = _bound_rows(data.atoms, data.h_lo)
+    if not (np.any(e) or np.any(floor)) and mle_sol is not None:
+        # h = 0 on every row and atom: every Q in the ball (the MLE's) gives E_Q[h] = 0. The
+        # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (h = 0 everywhere)",
+                             work=work.counts())
     if mle_sol is not None and np.isfinite(mle_sol.beta):
         x_mle = np.r_[mle_sol.beta, mle_sol.lambdas]
         y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
