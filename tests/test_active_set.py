@@ -26,7 +26,7 @@ from elcvx.constraints import MomentConstraint
 from elcvx.testing import AGREEMENT, assert_agree
 
 CHI2_95 = stats.chi2.ppf(0.95, 1)
-FAST_TOL = 1e-10  # both solvers stop at f's rounding floor (they agree to ~2e-13 on 400 samples)
+FAST_TOL = 1e-10  # both stop at the rounding floor: values agree to 2e-13, beta to 1e-11 (400 samples)
 
 
 def random_sample(seed, n=None):
@@ -177,7 +177,7 @@ def test_the_k0_comparison_fails_on_a_perturbed_oracle(monkeypatch):
 # ------------------------------------------------------------------------------------------------
 # k = 1..3: the barrier method, and Clarabel
 # ------------------------------------------------------------------------------------------------
-BARRIER_TOL = 1e-9  # both reach f's rounding floor; they agree to ~1e-11 on these cases
+BARRIER_TOL = 1e-9  # both reach the rounding floor; they agree to 5e-12 on these cases
 
 
 @pytest.mark.parametrize("seed", range(12))
