@@ -22,7 +22,7 @@ from scipy.optimize import nnls
 
 from . import constraints as mc
 from ._active_set import maximize, memo
-from ._fast import FEAS_TOL, GAP_TOL, _blocks, _scratch, _Work
+from ._fast import FEAS_TOL, GAP_TOL, _blocks, _scratch, _Work, _wsum
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 
 
@@ -276,21 +276,40 @@ def mle_of(data) -> MLESolution:
     """:func:`mle` of a :class:`Moments` model."""
     work = _Work()
     D = data.features()
-    oracle = memo(_loglik_oracle(D, data.c, data.n, work))
     A, h = data.atom_rows()
-    x = _start(A, h, np.zeros(D.shape[1]), oracle)
+    x, q, loglik, status = _likelihood(data, D, A, h, np.zeros(D.shape[1]), work)
     if x is None:
         return _mle_failure(data.w.size, "no feasible start (an empty model?)", work)
-    x, _, status = _solve(oracle, x, A, h)
-    a = 1.0 + D @ x
-    q = 1.0 / (data.n * a)
-    if status == "optimal":
-        cq = q if data.c is None else data.c * q
-        residual = np.r_[1.0 - cq.sum(), -(cq @ D)]
-        status, _ = _certify(residual, np.vstack([h, A.T]), A @ x + h)
-    loglik = float(np.log(a).sum() if data.c is None else data.c @ np.log(a))
     return MLESolution(beta=float(x[0]), loglik=loglik, q=q, status=status, work=work.counts(),
                        lambdas=tuple(float(t) for t in x[1:]))
+
+
+def _likelihood(data, D, A, h, x0, work):
+    """``(x, q, l, status)``: ``l = max sum c log(1 + D x)`` subject to ``A x + h >= 0`` from
+    near ``x0``, ``q = 1 / (N (1 + D x))``, certified; ``x`` is None without a feasible start.
+
+    ``q``, ``l`` and the sums of the certificate take one more pass, block by block (a dot
+    product over more than ``_BLOCK`` rows wakes OpenBLAS's threads: see :mod:`elcvx._fast`).
+    """
+    oracle = memo(_loglik_oracle(D, data.c, data.n, work))
+    x = _start(A, h, x0, oracle)
+    if x is None:
+        return None, None, math.nan, "no feasible start"
+    x, _, status = _solve(oracle, x, A, h)
+    work.count(D.shape[0])
+    q = np.empty(D.shape[0])
+    loglik, mass, moments = 0.0, 0.0, np.zeros(D.shape[1])
+    for i, j in _blocks(D.shape[0]):
+        a = D[i:j] @ x + 1.0
+        cb = np.ones(j - i) if data.c is None else data.c[i:j]
+        loglik += float(cb @ np.log(a))
+        q[i:j] = 1.0 / (data.n * a)
+        cq = cb * q[i:j]
+        mass += float(cq.sum())
+        moments += cq @ D[i:j]
+    if status == "optimal":
+        status, _ = _certify(np.r_[1.0 - mass, -moments], np.vstack([h, A.T]), A @ x + h)
+    return x, q, loglik, status
 
 
 def _mle_failure(rows, why, work):
@@ -318,20 +337,11 @@ def profile_of(data, v, mle_sol=None) -> ProfileSolution:
             continue  # outside every value functional's range here (|E_Q h| <= 1)
         D = data.features(value=vi)
         A, h = data.atom_rows(value=vi)
-        oracle = memo(_loglik_oracle(D, data.c, data.n, work))
-        x = _start(A, h, base if base is not None else np.zeros(D.shape[1]), oracle)
-        if x is None:
-            statuses.add("no feasible start")
-            continue
-        x, _, status = _solve(oracle, x, A, h)
-        a = 1.0 + D @ x
-        if status == "optimal":
-            cq = 1.0 / (data.n * a) * (1.0 if data.c is None else data.c)
-            status, _ = _certify(np.r_[1.0 - cq.sum(), -(cq @ D)], np.vstack([h, A.T]),
-                                 A @ x + h)
+        x, _, loglik, status = _likelihood(data, D, A, h, base if base is not None else
+                                           np.zeros(D.shape[1]), work)
         statuses.add(status)
-        out_l[i] = float(np.log(a).sum() if data.c is None else data.c @ np.log(a))
-        out_b[i], out_t[i] = x[0], x[-1]
+        if x is not None:
+            out_l[i], out_b[i], out_t[i] = loglik, x[0], x[-1]
     status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts())
 
@@ -358,7 +368,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     # f is a value of size at most K mean(|h|) (AM-GM): an absolute floor of that size on the
     # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
     # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
-    reach = min(1.0, K * float(np.abs(e).sum() if data.c is None else data.c @ np.abs(e)) / n)
+    reach = min(1.0, K * _wsum(data.c, np.abs(e)) / n)
     raw, state = _bound_oracle(F, e, data.c, n, K, lin, work, floor=reach)
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
@@ -385,14 +395,19 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     q = kappa * state["inv"]
     if status == "optimal":
         cq = q if data.c is None else data.c * q
-        residual = np.r_[1.0 - cq.sum(), 1.0 - cq @ data.w, data.b - cq @ data.G]
+        residual = lin - _blockwise(cq, F)  # E_Q[1], E_Q[w], E_Q[g] on the rows
         status, masses = _certify(residual, B.T, B @ y + floor)
-        primal = float(cq @ e) + float(masses @ floor)  # the atoms' value at its least
+        primal = float(_blockwise(cq, e)) + float(masses @ floor)  # atoms at their least value
         if status == "optimal" and not abs(primal - f) <= GAP_TOL * max(1.0, abs(f)):
             status = f"not certified (duality gap {abs(primal - f):.2g})"
     return BoundSolution(value=float(f), beta=float(y[1]), gamma=float(y[0]), kappa=float(kappa),
                          q=q, status=status, work=work.counts(),
                          lambdas=tuple(float(t) for t in y[2:]))
+
+
+def _blockwise(v, X):
+    """``v @ X`` summed block by block (one thread of OpenBLAS: see :func:`_likelihood`)."""
+    return sum(v[i:j] @ X[i:j] for i, j in _blocks(len(v)))
 
 
 def _bound_rows(atoms, h_lo):
