@@ -23,8 +23,11 @@ The iteration stops at the rounding floor: when the face's Newton decrement is b
 ``1e-13 size`` and every multiplier is non-negative; and since the primal solution is read from
 the gradient (the multipliers balance it), up to three more Newton steps are taken while the
 KKT residual ``grad + A_W' mu`` exceeds ``kkt_tol`` (each accepted when it keeps ``f`` within
-rounding). Most iterations cost one pass: dropping or adding a constraint at a degenerate
-point costs none.
+rounding). Where the dual is nearly flat (weights within 1e-10 of 1), the decrement can be
+large while the nearest constraint is so close that the gain up to it, ``decrement x
+alpha``, is below ``f``'s rounding: no step can show a gain there, so the point is optimal if
+its KKT residual is met, and otherwise that constraint joins the working set without a step.
+Most iterations cost one pass: dropping or adding a constraint without a step costs none.
 """
 
 from __future__ import annotations

@@ -1,16 +1,22 @@
 """The fast path for moment-constrained EL (:mod:`elcvx.constraints`): numpy only.
 
 Each program's dual has a few variables (``1 + k`` for the estimate, ``2 + k`` for the profile
-and the bound, with ``k`` constraints) and one linear constraint per extra atom. It is solved by
-a barrier method: Newton's method on ``f(x) + mu sum_k log(A_k x + h_k)`` for ``mu`` falling by
-10 from ``1e-2`` to ``1e-15``, each step one pass over the rows (value, gradient and Hessian
-together). At each barrier centre ``mu / (A_k x + h_k)`` are the atoms' masses and the primal
-weights ``q`` follow from ``x``, so the primal is feasible by construction; the result is then
-**certified** as the cvxpy path's are: ``q`` plus nonnegative atom masses must meet every
-moment constraint to :data:`FEAS_TOL`, and, for the bound, the primal objective must equal the
-dual one to :data:`GAP_TOL`.
+and the bound, with ``k`` constraints) and one linear constraint per extra atom. Each is solved
+by the active-set Newton method of :mod:`elcvx._active_set`: Newton steps on the face of the
+atoms' constraints that hold at equality, each one pass over the rows (value, gradient, Hessian
+and the size of the objective's terms together), so that a solve takes a handful of passes.
+The atoms' constraints are few and the optimum usually sits on some of them (an atom carrying
+mass), which an active-set method lands on exactly, where an interior-point method only
+approaches them. The bound starts from the profile's quadratic approximation at the MLE (one
+pass), as :mod:`elcvx._fast`'s does without constraints.
 
-The programs without constraints keep their specialised solvers in :mod:`elcvx._fast`.
+The primal weights ``q`` follow from the dual point, and the result is **certified** as the
+cvxpy path's are, independently of the iteration: ``q`` plus nonnegative atom masses (found by
+nonnegative least squares) must meet every moment constraint to :data:`FEAS_TOL`, and, for the
+bound, the primal objective must equal the dual one to :data:`GAP_TOL`.
+
+The programs without constraints keep their specialised solvers in :mod:`elcvx._fast`; this
+module is their fallback where those fail.
 """
 
 from __future__ import annotations
@@ -253,8 +259,8 @@ def _certify(residual, columns, slack):
     The masses are found by nonnegative least squares with a penalty ``(1e4 s_k m_k)^2`` on
     mass at atoms whose dual constraint is slack by ``s_k``: with more atoms than constraints
     the decomposition is not unique, and mass at a slack atom would be a duality gap of ``m_k
-    s_k`` (the barrier's own masses ``mu / s`` are not usable at ``mu = 1e-15``: ``s`` there
-    is below the rounding of ``A x + h``)."""
+    s_k``. Where the working set's constraints are independent, the masses are the active-set
+    method's multipliers; found here again, the certificate does not rest on the iteration."""
     penalty = np.diag(1e4 * np.maximum(slack, 0.0))
     masses, _ = nnls(np.vstack([columns, penalty]), np.r_[residual, np.zeros(len(slack))])
     off = float(np.max(np.abs(columns @ masses - residual)))

@@ -231,8 +231,8 @@ def _model_bound(s, cons, atoms, loglik, side):
 @pytest.mark.parametrize("k", [0, 1, 2])
 def test_a_handful_of_passes(k):
     # N = 1e4 continuous weights: the barrier method took 37-47 passes per bound, 20-27 for
-    # the MLE and 24-31 for the profile (barrier_reference, measured at this change); the
-    # active-set method takes 4-5 for each.
+    # the MLE and 24-31 for the profile (barrier_reference, measured at this change, without
+    # the pass that writes q); the active-set method takes 5, 5-6 and 6, that pass included.
     s = random_sample(0, n=10_000)
     cons = random_constraints(s, k, 0)
     mm = _moment.mle(s, cons)
