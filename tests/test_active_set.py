@@ -21,7 +21,8 @@ import pytest
 from scipy import stats
 
 import elcvx
-from elcvx import _cvx_model, _fast, _moment
+from elcvx import _active_set, _cvx_model, _fast, _moment
+from elcvx._fast import FEAS_TOL
 from elcvx.constraints import MomentConstraint
 from elcvx.testing import AGREEMENT, assert_agree
 
@@ -223,6 +224,28 @@ def test_constrained_programs_equal_clarabels_answers(seed):
 
 def _model_bound(s, cons, atoms, loglik, side):
     return _cvx_model.model_lower_bound(s, cons, atoms, loglik, CHI2_95, side)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_multipliers_are_the_atoms_masses(seed):
+    # Targets moved off the sample's means, so that atoms carry mass at the MLE: the working
+    # set's multipliers and the certificate's nonnegative least squares (which does not see
+    # them) give the same masses, and with q they meet every moment constraint.
+    s = random_sample(seed, n=40)
+    cons = [MomentConstraint(c.values, 1.5 * c.target if j == 0 else c.target + 0.2,
+                             c.atom_range) for j, c in enumerate(random_constraints(s, 2, seed))]
+    data = _moment.Moments(s, cons)
+    D, (A, h) = data.features(), data.atom_rows()
+    oracle = _active_set.memo(_moment._loglik_oracle(D, data.c, data.n, _fast._Work()))
+    out = _active_set.maximize(oracle, _moment._start(A, h, np.zeros(D.shape[1]), oracle), A, h)
+    assert out.status == "optimal" and out.masses.max() > 1e-3
+    cq = (1.0 if data.c is None else data.c) / (data.n * (1.0 + D @ out.x))
+    shortfall = np.r_[1.0 - cq.sum(), -(cq @ D)]
+    contributions = np.vstack([h, A.T])
+    status, nnls_masses = _moment._certify(shortfall, contributions, A @ out.x + h)
+    assert status == "optimal"
+    assert_agree(out.masses, nnls_masses, tol=1e-9, what="masses")
+    assert_agree(contributions @ out.masses, shortfall, tol=FEAS_TOL, what="moments")
 
 
 # ------------------------------------------------------------------------------------------------
