@@ -104,12 +104,14 @@ def _loglik_oracle(D, c, n, work):
             if not a.min() > 0:
                 return -math.inf, None, None, math.inf
             cb = None if c is None else c[i:j]
-            r = Db / a[:, None]  # d_n / a_n
+            inv = 1.0 / a
+            r = Db * inv[:, None]  # d_n / a_n
             cr = r if cb is None else r * cb[:, None]
             la = np.log(a, out=a)
             f += float(la.sum() if cb is None else cb @ la)
             size += float(np.abs(la).sum() if cb is None else cb @ np.abs(la))
-            g += cr.sum(axis=0)
+            # (A sum over axis 0 of a narrow array is ~20 times slower than this product.)
+            g += (inv if cb is None else cb * inv) @ Db
             H -= cr.T @ r
         if not np.all(np.isfinite(H)):
             return -math.inf, None, None, math.inf
@@ -144,15 +146,24 @@ def _bound_oracle(F, e, c, n, K, lin, work, floor=0.0):
             a = Fb @ y + e[i:j]
             if not a.min() > 0:
                 return -math.inf, None, None, math.inf
-            cb = np.ones(j - i) if c is None else c[i:j]
-            inv[i:j] = 1.0 / a
+            np.divide(1.0, a, out=inv[i:j])
             r = Fb * inv[i:j, None]
-            sl += float(cb @ np.log(a))
-            nb = float(cb.sum())
-            mb = (cb @ r) / nb
-            dev = r - mb
+            la = np.log(a, out=a)
+            if c is None:  # no multiplications by ones
+                sl += float(la.sum())
+                nb = float(j - i)
+                mb = (inv[i:j] @ Fb) / nb  # (faster than a sum over axis 0)
+                dev = np.subtract(r, mb, out=r)
+                within = dev.T @ dev
+            else:
+                cb = c[i:j]
+                sl += float(cb @ la)
+                nb = float(cb.sum())
+                mb = (cb @ r) / nb
+                dev = np.subtract(r, mb, out=r)
+                within = (dev * cb[:, None]).T @ dev
             delta = mb - mean
-            scatter += (dev * cb[:, None]).T @ dev + np.outer(delta, delta) * (total * nb / (total + nb))
+            scatter += within + np.outer(delta, delta) * (total * nb / (total + nb))
             mean += delta * (nb / (total + nb))
             total += nb
         kg = K * math.exp(sl / n)
@@ -228,7 +239,7 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
         Y = np.column_stack([data.h[i:j] * inv, inv, D[i:j] * inv[:, None]])
         cY = Y if data.c is None else Y * data.c[i:j, None]
         gram += cY.T @ Y
-        first += cY.sum(axis=0)
+        first += (np.ones(j - i) if data.c is None else data.c[i:j]) @ Y
     v_hat = first[0] / n
     s_ee = gram[0, 0] - 2.0 * v_hat * gram[0, 1] + v_hat * v_hat * gram[1, 1]
     if s_ee <= 1e-12 * (gram[0, 0] + v_hat * v_hat * gram[1, 1]):
