@@ -104,7 +104,8 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=_MAX_ITER) -> Outcome:
             masses, residual = _multipliers(g, A, active)
             if residual <= kkt_tol or (stationary and (polished >= 3 or not np.any(d))):
                 return Outcome(x, f, g, masses, "optimal")
-        if not visible and not stationary or alpha_max <= 0.0:
+        if alpha_max <= 0.0 or (not visible and not stationary
+                                and _independent(A, active + [hit])):
             # Blocked where the step starts, or nearer than rounding: take the face in.
             active.append(hit)
             just_added = hit
