@@ -87,8 +87,8 @@ def lower_bound(sample, mle_sol, quantile, side, method, wu=None, model=None):
         lambda: _cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
                                           side=side),
         f"the {side} bound",
-        # The general barrier solver, where the 2-d active-set method fails (weights within
-        # 1e-8 of 1, values an ulp from the range's end).
+        # The general solver (elcvx._moment), where the 2-d method of elcvx._fast fails
+        # (weights within 1e-8 of 1, values an ulp from the range's end).
         fallback=lambda: _moment.lower_bound(sample, (), mle_sol.loglik, quantile, side),
     )
 
@@ -109,8 +109,8 @@ def profile(sample, v_unit, mle_sol, method, model=None):
 
 
 def _profile_fallback(sample, v_unit, mle_sol):
-    """The general barrier solver for the profile, at the ``v`` strictly inside ``(0, 1)``; the
-    ends keep :mod:`elcvx._fast`'s exact rule (its solution there)."""
+    """The general solver (:mod:`elcvx._moment`) for the profile, at the ``v`` strictly inside
+    ``(0, 1)``; the ends keep :mod:`elcvx._fast`'s exact rule (its solution there)."""
     inner = (v_unit > 0.0) & (v_unit < 1.0)
     sol = _moment.profile(sample, (), v_unit[inner])
     ends = _fast.profile(sample.w, sample.u, sample.counts, sample.wmin, sample.wmax,
