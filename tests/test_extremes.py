@@ -53,7 +53,7 @@ def test_huge_weight_interval():
     assert_agree(ci.high, 0.897449954861492, tol=1e-10, what="high")
 
 
-@pytest.mark.parametrize("weight", [1e20, 1e30, 1e50, 1e150, 1e300])
+@pytest.mark.parametrize("weight", [1e20, 1e30, 1e50, 1e150, 1e200, 1e300])
 @pytest.mark.parametrize("at_wmax", [True, False])
 def test_weights_up_to_the_largest_double(weight, at_wmax):
     # With wmax = weight = 1e30 the fast bound once returned 0.147532 (labelled optimal): in the
@@ -67,6 +67,11 @@ def test_weights_up_to_the_largest_double(weight, at_wmax):
     est = elcvx.estimate(s, method="fast")
     assert est.value_range.low <= est.value <= est.value_range.high
     assert ci.low <= est.value_range.low and est.value_range.high <= ci.high
+    # The interval's ends are where the profile statistic is the quantile (chi2(1) at 95%). At
+    # weights from 1e200 the 2-d profile's Hessian overflowed and it stopped at 3.133, labelled
+    # optimal; such weights now go to the general solver.
+    prof = elcvx.profile(s, [ci.low, ci.high], method="fast")
+    assert_agree(prof.statistic, [3.841458820694124] * 2, tol=1e-6)
 
 
 def test_the_cvxpy_path_fails_cleanly_where_clarabel_cannot_go():
