@@ -112,10 +112,10 @@ def critical_value(sorted_t: np.ndarray, level: float) -> float:
 
 
 def pvalue(sorted_t: np.ndarray, statistic) -> np.ndarray:
-    """``(1 + #{T_b >= t}) / (B + 1)`` for each ``t``."""
+    """``(1 + #{T_b >= t}) / (B + 1)`` for each ``t``; 0 where ``t`` is infinite (an impossible value)."""
     t = np.asarray(statistic, dtype=float)
     above = sorted_t.size - np.searchsorted(sorted_t, t, side="left")
-    return (1.0 + above) / (sorted_t.size + 1.0)
+    return np.where(np.isinf(t), 0.0, (1.0 + above) / (sorted_t.size + 1.0))
 
 
 def calibrate(sample, level: float, resamples_: int, random_state):
@@ -222,10 +222,11 @@ def _profile(d, e, counts, beta0):
     live = counts > 0
 
     def value(x):
-        a = 1.0 + x[:, :1] * d + x[:, 1:] * e
-        feasible = np.where(live, a > 0, True).all(axis=1)
+        """The objective and ``a`` (1 on the rows a resample does not hold: they do not count)."""
+        a = np.where(live, 1.0 + x[:, :1] * d + x[:, 1:] * e, 1.0)
+        feasible = (a > 0).all(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            f = (counts * np.where(live, np.log(np.where(live, a, 1.0)), 0.0)).sum(axis=1)
+            f = (counts * np.log(np.where(feasible[:, None], a, 1.0))).sum(axis=1)
         return np.where(feasible, f, -np.inf), a
 
     f, a = value(x)
