@@ -173,7 +173,7 @@ def run_study(sizes=synthetic.DEFAULT_SIZES, replicates: int = synthetic.DEFAULT
              for n in sizes for a in range(0, per[n], chunk_size)]
     rows = {n: np.empty((per[n], 2 * len(_M) + 5)) for n in sizes}
     done = dict.fromkeys(sizes, 0)
-    bar = _Progress(sum(per.values()), stream or sys.stderr, progress)
+    bar = _Progress(sum(per.values()), stream or sys.stderr, progress, label="calibration")
     cpu = [0.0]
     t0 = time.perf_counter()
 
