@@ -13,8 +13,8 @@ reproduce the synthetic study's) and, on each sample,
   misses ``V`` exactly when it exceeds the threshold) and two counts: ``K``, the examples at
   the largest weight (``w = 1000``), and ``S``, those of them with reward 1.
 
-The number of draws may differ between sizes (``replicates_at``): the bootstrap costs about
-30 ms of CPU per draw, so a run at every size with 10,000 draws would take hours; the tables
+The number of draws may differ between sizes (``replicates_at``): the bootstrap costs tens of
+milliseconds of CPU per draw, so a run at every size with 10,000 draws would take hours; the tables
 state the draws of every row.
 """
 
