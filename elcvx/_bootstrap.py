@@ -8,8 +8,8 @@ probability about 1e-4) the chi-square interval covers just under 95% at N = 1e5
 
 What: the bootstrap world is the fitted EL distribution ``Q_mle`` (it meets ``E_Q[w] = 1``, as the
 truth does): probability ``c_n Q_n`` on each row, plus the MLE's extra atom (its mass, at its
-weight, with the midpoint reward, as the point estimate). Its value ``v0 = E_Q[w u]`` is the EL
-estimate. Each of ``B`` resamples of size N is a multinomial draw of the counts of those rows
+weight, with the midpoint reward). Its value ``v0 = E_Q[w u]`` is the EL estimate with
+``rho="midpoint"``. Each of ``B`` resamples of size N is a multinomial draw of the counts of those rows
 (exactly an i.i.d. resample; the sample is compressed to its distinct rows first), and its
 statistic ``T_b = 2 (l_b(v0) - l*_b)`` is the profile dual at ``v0`` minus the MLE dual, both on the
 resample. The p-value of a statistic ``t`` is ``(1 + #{T_b >= t}) / (B + 1)``; the bootstrap critical
