@@ -21,7 +21,8 @@ How: all resamples share the rows, so their duals are solved together on a ``(B,
 of counts: the MLE by a safeguarded Newton iteration on its monotone derivative, the profile by
 damped Newton steps from the MLE; where that optimum violates a corner constraint, the sup is on
 an edge of the corners' polygon, the best of the four edges' one-dimensional maxima (the same
-Newton iteration). A resample none of this settles is solved again by :mod:`elcvx._fast`.
+Newton iteration). A resample none of this settles is solved again by the package's solvers
+(``method="auto"``: the fast path, then the general one, then cvxpy).
 The statistics are computed this way whatever ``method`` the interval's endpoints use.
 """
 
@@ -31,9 +32,10 @@ import math
 
 import numpy as np
 
-from . import _fast
+from . import _dispatch, _fast
 from . import _validation as iv
 from .errors import InvalidInputError
+from .sample import Sample
 
 DEFAULT_RESAMPLES = 999
 # Resamples per batch: a batch holds a few (batch, rows) float arrays.
@@ -75,11 +77,9 @@ def world(sample, mle_sol):
 
 def statistics(sample, resamples_: int, generator: np.random.Generator):
     """``(T, v0, fallbacks)``: the ``B`` bootstrap statistics (sorted), the world's value and how
-    many resamples :mod:`elcvx._fast` solved. The world is fitted by the fast path (the cvxpy
+    many resamples the package's solvers settled (see :func:`batch_statistics`). The world is fitted by the fast path (the cvxpy
     path if that fails) on the compressed sample, whatever path the interval's endpoints use, so
     the threshold does not depend on ``method``."""
-    from . import _dispatch
-
     sample = sample.compress()
     mle_sol, _ = _dispatch.mle(sample, "auto")
     w, u, p, v0 = world(sample, mle_sol)
@@ -154,10 +154,11 @@ def batch_statistics(w, u, counts, wmin, wmax, v0):
         ok[edge] = np.isfinite(best)
     bad = np.flatnonzero(~ok)
     for i in bad:
+        # The package's own dispatch: the fast path, then the general solver, then cvxpy.
         keep = counts[i] > 0
-        wi, ui, ci = w[keep], u[keep], counts[i, keep]
-        mle = _fast.mle(wi, ui, ci, wmin, wmax)
-        prof = _fast.profile(wi, ui, ci, wmin, wmax, [v0], beta_mle=mle.beta)
+        one = Sample(w[keep], u[keep], counts=counts[i, keep], wmin=wmin, wmax=wmax)
+        mle, _ = _dispatch.mle(one, "auto")
+        prof, _ = _dispatch.profile(one, np.array([v0]), mle, "auto")
         l_mle[i], l_v[i] = mle.loglik, prof.loglik[0]
     return np.maximum(2.0 * (l_v - l_mle), 0.0), bad.size
 

@@ -151,3 +151,17 @@ def test_calibration_study_reruns_the_synthetic_draws():
     rows = cal.coverage_table()
     assert [r["method"] for r in rows] == list(calibration.METHODS)
     assert rows[0]["draws"] == 3 and rows[0]["width_vs_chi2"] == 1.0
+
+
+def test_resamples_the_batch_cannot_settle_go_to_the_package_solvers(monkeypatch):
+    s = synthetic_sample(10_000, 1)[0].compress()
+    mle, _ = _dispatch.mle(s, "fast")
+    w, u, p, v0 = _bootstrap.world(s, mle)
+    counts = np.random.default_rng(1).multinomial(int(s.n), p, size=5).astype(float)
+    expected = scalar_statistics(w, u, counts, s.wmin, s.wmax, v0)
+    fail = _bootstrap._profile(np.zeros(1), np.zeros(1), np.ones((5, 1)), np.zeros(5))
+    monkeypatch.setattr(_bootstrap, "_profile", lambda *a: (fail[0], fail[1], np.zeros(5, dtype=bool)))
+    monkeypatch.setattr(_bootstrap, "_edge_max", lambda d, e, c, G, h, k: np.full(c.shape[0], -np.inf))
+    got, fallbacks = _bootstrap.batch_statistics(w, u, counts, s.wmin, s.wmax, v0)
+    assert fallbacks == 5
+    assert_agree(got, expected, tol=1e-6, what="fallback statistics")
