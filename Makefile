@@ -31,6 +31,13 @@ docs: $(STAMP)
 reproduce-synthetic: $(STAMP)
 	$(PY) -m elcvx reproduce synthetic --out docs/synthetic
 
+.PHONY: reproduce-calibration
+# The committed run: all 10,000 draws only where chi2 undercovers (the bootstrap's cost).
+reproduce-calibration: $(STAMP)
+	$(PY) -m elcvx reproduce calibration --replicates 10000 --replicates-at 10=300 20=300 50=300 \
+	  100=300 200=300 500=300 1000=300 2000=300 5000=300 10000=300 20000=300 50000=1000 \
+	  200000=1000 1000000=1000 --jobs 2 --out docs/synthetic
+
 .PHONY: reproduce-constraints
 reproduce-constraints: $(STAMP)
 	$(PY) -m elcvx reproduce constraints --out docs/constraints

@@ -112,9 +112,11 @@ def _add_stat_options(p):
     s = p.add_argument_group("statistics")
     s.add_argument("--confidence-level", type=_level, default=0.95, metavar="L",
                    help="confidence level of the intervals (default 0.95)")
-    s.add_argument("--calibration", choices=iv.CALIBRATIONS, default="chi2",
+    s.add_argument("--calibration", choices=iv.EL_CALIBRATIONS, default="chi2",
                    help="threshold of the EL and CR(-2) intervals: chi-square(1) quantile "
-                        "(default, the paper's text) or F(1, N-1) (the authors' code)")
+                        "(default, the paper's text), F(1, N-1) (the authors' code), or bootstrap "
+                        "(EL: the larger of chi2 and 999 resamples' critical value, seed 0; "
+                        "CR(-2) then uses chi2)")
     s.add_argument("--method", choices=iv.METHODS, default="auto",
                    help="EL solver path: fast numpy, cvxpy/Clarabel, or fast with a cvxpy "
                         "fallback (default auto)")
@@ -275,6 +277,11 @@ def _num(x):
     return x if math.isfinite(x) else None
 
 
+def _cr(calibration):
+    """CR(-2)'s calibration: its closed form has no bootstrap, so chi2 stands in for it."""
+    return calibration if calibration in iv.CALIBRATIONS else "chi2"
+
+
 def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method="auto", rho=None):
     """EL and the baselines on a sample, as ``elcvx evaluate`` reports them.
 
@@ -318,7 +325,7 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
 
     def cr():
         e = cressie_read.estimate(sample)
-        i = cressie_read.interval(sample, confidence_level=level, calibration=calibration)
+        i = cressie_read.interval(sample, confidence_level=level, calibration=_cr(calibration))
         return e.value, i.low, i.high, "" if i.status == "optimal" else i.status
 
     computed = {
@@ -479,7 +486,9 @@ def _table(rep):
         lines.append(row)
     q = rep["quantile"]
     q = "inf" if q is None else f"{q:.4g}"
-    lines.append(f"EL and CR(-2) intervals: {rep['calibration']} calibration (q = {q})")
+    cal = rep["calibration"]
+    lines.append(f"EL and CR(-2) intervals: {cal} calibration (q = {q})" if _cr(cal) == cal else
+                 f"EL interval: {cal} calibration (q = {q}); CR(-2): {_cr(cal)}")
     lines.extend(f"note: {n}" for n in rep["notes"])
     return "\n".join(lines) + "\n"
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dispatch
+from . import _bootstrap, _dispatch
 from . import _validation as iv
 from . import constraints as mc
+from .errors import InvalidInputError
 from .estimate import extra_atom
 from .results import BoundResult, IntervalResult, ProfileResult
 
 
 def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2",
-             constraints=None, atoms=None, method: str = "auto") -> IntervalResult:
+             constraints=None, atoms=None, method: str = "auto",
+             resamples: int = _bootstrap.DEFAULT_RESAMPLES, random_state=0) -> IntervalResult:
     r"""The EL confidence interval ``{v : 2 (L_mle - L(v)) <= q}`` (the paper's eq. (lrtest)).
 
     Each bound is one convex program, not a bisection on ``v`` (appendix C, corrected in
@@ -33,14 +35,25 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     sample : Sample
     confidence_level : float
         In (0, 1).
-    calibration : {"chi2", "f"}
+    calibration : {"chi2", "f", "bootstrap"}
         The threshold ``q``. ``"chi2"`` (default): the chi-square(1) quantile of the paper's
         text, the asymptotic law of the likelihood-ratio statistic (Wilks; Mykland's dual
         likelihood for martingale data). ``"f"``: the F(1, N-1) quantile of the authors'
         replication code, a small-sample correction that is larger at small N and equal in
-        the limit; with N < 2 it has no quantile and the interval is ``[rmin, rmax]``. The
-        default follows the paper's text and the synthetic study (docs/synthetic.md): the two
-        differ only at N <= 50, where chi2 already covers about 99%, so F only widens it.
+        the limit; with N < 2 it has no quantile and the interval is ``[rmin, rmax]``.
+        ``"bootstrap"``: the larger of the chi-square quantile and the bootstrap critical value
+        of the statistic, from ``resamples`` resamples of the fitted EL distribution
+        (:mod:`elcvx._bootstrap`; i.i.d. rows only, and without ``constraints``). For when a
+        rare, large weight makes the statistic heavier-tailed than chi-square(1) at large N;
+        the statistics are computed by the fast path's solvers whatever ``method`` is, and
+        ``method`` solves the endpoints. The default and the choice between them:
+        docs/intervals.md, "Calibration".
+    resamples : int
+        Bootstrap resamples (``calibration="bootstrap"`` only), at least 19; default 999.
+    random_state : None, int or numpy.random.Generator
+        The bootstrap's random stream (``calibration="bootstrap"`` only). The interval is a
+        deterministic function of the sample and an integer ``random_state`` (default 0); None
+        draws fresh entropy.
     constraints, atoms : optional
         Known moments and the extra atoms (as in :func:`elcvx.estimate`): the likelihood ball
         is then around the constrained maximum, and every distribution in it meets the
@@ -62,14 +75,14 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     """
     sample = iv.sample(sample)
     level = iv.confidence_level(confidence_level)
-    calibration = iv.option("calibration", calibration, iv.CALIBRATIONS)
+    calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
-    quantile = iv.quantile(calibration, level, sample.n)
+    model = mc.model(sample, constraints, atoms)
+    quantile, _, mle, path = _threshold(sample, calibration, level, method, model, resamples,
+                                        random_state)
     if not np.isfinite(quantile):
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
                               sample.n, method, f"whole range: no {calibration} quantile at N={sample.n:g}")
-    model = mc.model(sample, constraints, atoms)
-    mle, path = _dispatch.mle(sample, method, model)
     sides = {}
     statuses = []
     work = mle.work
@@ -94,6 +107,23 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
                           quantile, sides["lower"], sides["upper"], sample.n, path, status, work)
 
 
+def _threshold(sample, calibration, level, method, model, resamples, random_state):
+    """``(quantile, sorted bootstrap statistics or None, mle, path)``: the calibration's threshold,
+    after the MLE (which the bootstrap resamples from)."""
+    if calibration != "bootstrap":
+        quantile = iv.quantile(calibration, level, sample.n)
+        mle, path = _dispatch.mle(sample, method, model) if np.isfinite(quantile) else (None, method)
+        return quantile, None, mle, path
+    if model is not None:
+        raise InvalidInputError("calibration='bootstrap' is not available with constraints or atoms; "
+                                "use 'chi2' or 'f'")
+    resamples = _bootstrap.resamples(resamples)
+    generator = _bootstrap.rng(random_state)
+    mle, path = _dispatch.mle(sample, method, model)
+    quantile, t = _bootstrap.calibrate(sample, level, resamples, generator)
+    return quantile, t, mle, path
+
+
 def _interval_status(lower: str, upper: str) -> str:
     """The two sides' statuses as one string: ``"optimal"`` when both are, and a side's
     qualification (a fallback, a certified inaccurate solve) only where the sides differ, named
@@ -110,7 +140,8 @@ def _interval_status(lower: str, upper: str) -> str:
 
 
 def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=None,
-            method: str = "auto") -> ProfileResult:
+            method: str = "auto", confidence_level: float = 0.95,
+            resamples: int = _bootstrap.DEFAULT_RESAMPLES, random_state=0) -> ProfileResult:
     r"""The profile likelihood-ratio statistic ``2 (L_mle - L(v))`` at each candidate ``v``.
 
     ``L(v)`` is the paper's eq. (primalprof) (``Q`` on the sample plus the four corner atoms);
@@ -127,8 +158,14 @@ def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=Non
     sample : Sample
     v : float or array_like
         Candidate values on the user's reward scale.
-    calibration : {"chi2", "f"}
-        The law of the p-value (see :func:`interval`).
+    calibration : {"chi2", "f", "bootstrap"}
+        The law of the p-value (see :func:`interval`). ``"bootstrap"``: the larger of the
+        chi-square(1) p-value and the bootstrap p-value ``(1 + #{T_b >= t}) / (B + 1)``, so that
+        ``pvalue >= 1 - confidence_level`` exactly on :func:`interval`'s bootstrap interval
+        (given the same ``confidence_level``, ``resamples`` and ``random_state``).
+    confidence_level, resamples, random_state
+        Used by ``calibration="bootstrap"`` only (``confidence_level`` sets the chi-square floor's
+        level, as in :func:`interval`).
     constraints, atoms : optional
         Known moments and the extra atoms (as in :func:`elcvx.estimate`); the statistic is
         then relative to the constrained maximum.
@@ -148,13 +185,21 @@ def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=Non
     [1.3241, inf]
     """
     sample = iv.sample(sample)
-    calibration = iv.option("calibration", calibration, iv.CALIBRATIONS)
+    calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
+    level = iv.confidence_level(confidence_level)
     v_user = iv.points("v", v)
     model = mc.model(sample, constraints, atoms)
-    mle, _ = _dispatch.mle(sample, method, model)
+    if calibration == "bootstrap":
+        _, t, mle, _ = _threshold(sample, calibration, level, method, model, resamples, random_state)
+    else:
+        mle, _ = _dispatch.mle(sample, method, model)
     sol, path = _dispatch.profile(sample, sample.to_unit(v_user), mle, method, model)
     statistic = np.maximum(2.0 * (sol.loglik - mle.loglik), 0.0)
-    return ProfileResult(v=v_user, statistic=statistic, pvalue=iv.pvalue(calibration, statistic, sample.n),
+    if calibration == "bootstrap":
+        pvalue = np.maximum(iv.pvalue("chi2", statistic, sample.n), _bootstrap.pvalue(t, statistic))
+    else:
+        pvalue = iv.pvalue(calibration, statistic, sample.n)
+    return ProfileResult(v=v_user, statistic=statistic, pvalue=pvalue,
                          beta=sol.beta, tau=sol.tau, calibration=calibration, n=sample.n,
                          method=path, work=(mle.work[0] + sol.work[0], mle.work[1] + sol.work[1]))

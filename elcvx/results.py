@@ -184,9 +184,10 @@ class IntervalResult(_Pair):
         The bounds on the user's reward scale.
     confidence_level : float
     calibration : str
-        ``"chi2"`` or ``"f"``.
+        ``"chi2"``, ``"f"`` or ``"bootstrap"``.
     quantile : float
-        The likelihood-ratio threshold ``q`` (``inf`` when the calibration has no quantile).
+        The likelihood-ratio threshold ``q`` (``inf`` when the calibration has no quantile; with
+        ``"bootstrap"``, the larger of the chi-square quantile and the bootstrap critical value).
     lower, upper : BoundResult or None
         Each side's program solution (None when the interval is the whole range by calibration).
     n : float

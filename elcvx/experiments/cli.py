@@ -12,7 +12,7 @@ import shlex
 import sys
 
 from ..errors import ElcvxError
-from . import constraints_study, realistic, rho_study, sequences_study, synthetic
+from . import calibration, constraints_study, realistic, rho_study, sequences_study, synthetic
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -69,6 +69,7 @@ def add_reproduce_parser(subparsers):
     _add_constraints(which)
     _add_sequences(which)
     _add_rho(which)
+    _add_calibration(which)
     rep.set_defaults(func=run)
     return rep
 
@@ -255,6 +256,61 @@ def _run_sequences(args) -> int:
                                         f"with {st['jobs']} job(s)")
 
 
+def _size_draws(text):
+    try:
+        n, r = (int(t) for t in text.split("="))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not N=DRAWS") from None
+    if n < 1 or r < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: N must be >= 1 and DRAWS >= 2")
+    return n, r
+
+
+def _add_calibration(which):
+    cal = which.add_parser(
+        "calibration",
+        help="coverage and width of the EL interval under each calibration, with the diagnosis",
+        description="The synthetic study's draws again: the EL interval with the chi2, F and "
+                    "bootstrap calibrations, and the likelihood-ratio statistic at the true value "
+                    "split by what the sample shows at the largest weight; write calibration.csv, "
+                    "calibration_diagnosis.csv and calibration.md.",
+    )
+    cal.add_argument("--replicates", type=_positive_int, default=synthetic.DEFAULT_REPLICATES,
+                     help="environment draws per sample size (default %(default)s)")
+    cal.add_argument("--replicates-at", type=_size_draws, nargs="+", default=[], metavar="N=DRAWS",
+                     help="other draws at some sizes, e.g. 10=1000 (the bootstrap's cost)")
+    cal.add_argument("--resamples", type=_positive_int, default=calibration._bootstrap.DEFAULT_RESAMPLES,
+                     help="bootstrap resamples (default %(default)s)")
+    cal.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED,
+                     help="root seed: the synthetic study's (default %(default)s)")
+    cal.add_argument("--sizes", type=_positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
+                     metavar="N", help="sample sizes (default: the synthetic study's)")
+    cal.add_argument("--out", default="elcvx-calibration", help="output directory (default %(default)s)")
+    cal.add_argument("--jobs", type=_positive_int, default=2,
+                     help="worker processes (default %(default)s; results do not depend on it)")
+    cal.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    cal.set_defaults(func=run)
+
+
+def _run_calibration(args) -> int:
+    parts = ["elcvx", "reproduce", "calibration", "--replicates", str(args.replicates)]
+    if args.replicates_at:
+        parts += ["--replicates-at"] + [f"{n}={r}" for n, r in args.replicates_at]
+    if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
+        parts += ["--sizes"] + [str(n) for n in args.sizes]
+    parts += ["--resamples", str(args.resamples), "--seed", str(args.seed), "--jobs", str(args.jobs),
+              "--out", args.out]
+
+    def run_all():
+        study = calibration.run_study(args.sizes, args.replicates, args.seed,
+                                      replicates_at=dict(args.replicates_at), jobs=args.jobs,
+                                      resamples=args.resamples, progress=not args.quiet)
+        return study, study.write(args.out, command=shlex.join(parts))
+
+    return _execute(run_all, lambda st: f"calibration study: {len(st.sizes)} sizes, "
+                                        f"{sum(st.replicates.values())} draws in {st.wall_time:.1f} s")
+
+
 def _run_constraints(args) -> int:
     parts = ["elcvx", "reproduce", "constraints", "--replicates", str(args.replicates),
              "--seed", str(args.seed), "--jobs", str(args.jobs), "--out", args.out]
@@ -345,6 +401,8 @@ def run(args) -> int:
         return _run_sequences(args)
     if getattr(args, "experiment", None) == "rho":
         return _run_rho(args)
+    if getattr(args, "experiment", None) == "calibration":
+        return _run_calibration(args)
     if getattr(args, "experiment", None) != "synthetic":
         print(f"elcvx: error: unknown experiment {getattr(args, 'experiment', None)!r}", file=sys.stderr)
         return 2

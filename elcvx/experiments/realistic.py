@@ -84,7 +84,8 @@ ESTIMATORS = ("el", "ips", "snips", "emp", "cr-2", "el-cv", "dr")
 PAPER_ESTIMATORS = ESTIMATORS[:5]
 #: ``el-cv`` is compared with these (section "EL with a reward predictor" of the summary).
 CV_VERSUS = ("ips", "snips", "el", "dr")
-INTERVAL_METHODS = ("el-chi2", "el-f", "cr-2-chi2", "cr-2-f", "binomial", "gaussian", "el-cv-chi2")
+INTERVAL_METHODS = ("el-chi2", "el-f", "cr-2-chi2", "cr-2-f", "binomial", "gaussian", "el-cv-chi2",
+                    "el-bootstrap")
 #: Passes of the per-action reward regressions over the logging split (the authors' default).
 REWARD_PASSES = 4
 OBJECTIVES = ("lower_bound", "estimate", "ips", "lower_bound-direct")
@@ -449,6 +450,7 @@ def _evaluate(sample, predicted=None, expected=None, deterministic=False):
     ivs = {
         "el-chi2": el(elcvx.interval, confidence_level=LEVEL, calibration="chi2"),
         "el-f": el(elcvx.interval, confidence_level=LEVEL, calibration="f"),
+        "el-bootstrap": el(elcvx.interval, confidence_level=LEVEL, calibration="bootstrap"),
         "cr-2-chi2": cressie_read.interval(sample, confidence_level=LEVEL, calibration="chi2"),
         "cr-2-f": cressie_read.interval(sample, confidence_level=LEVEL, calibration="f"),
         "binomial": baselines.clopper_pearson_interval(sample, confidence_level=LEVEL),

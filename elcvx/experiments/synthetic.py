@@ -641,8 +641,8 @@ def _format_seconds(s: float) -> str:
 class _Progress:
     """One line on stderr per finished chunk (at most one a second, plus the last of each N)."""
 
-    def __init__(self, total: int, stream, enabled: bool):
-        self.total, self.stream, self.enabled = total, stream, enabled
+    def __init__(self, total: int, stream, enabled: bool, label: str = "synthetic"):
+        self.total, self.stream, self.enabled, self.label = total, stream, enabled, label
         self.done = 0
         self.start = time.perf_counter()
         self.last = -math.inf
@@ -658,7 +658,7 @@ class _Progress:
         self.last = now
         elapsed = now - self.start
         eta = elapsed / self.done * (self.total - self.done)
-        print(f"[synthetic] N={n:<8d} {size_done:>6d}/{size_total} replicates | "
+        print(f"[{self.label}] N={n:<8d} {size_done:>6d}/{size_total} replicates | "
               f"total {self.done}/{self.total} ({100 * self.done / self.total:5.1f}%) | "
               f"elapsed {_format_seconds(elapsed)}, ETA {_format_seconds(eta)}",
               file=self.stream, flush=True)
