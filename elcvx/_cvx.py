@@ -348,13 +348,15 @@ def _scalar(x):
     return float(np.asarray(x, dtype=float).reshape(-1)[0])
 
 
-def _status(form, order, program):
-    """``"optimal"``, qualified by the fallbacks that were needed to get there."""
+def _status(form, order, program, settings_index=None):
+    """``"optimal"``, qualified by the fallbacks that were needed to get there
+    (``settings_index``: of the attempt that solved, when it is not the program's log's)."""
     notes = []
     if form != order[0]:
         notes.append(f"{form} formulation")
-    if program.log and program.log[-1][0] > 0:
-        notes.append(f"settings #{program.log[-1][0]}")
+    index = program.log[-1][0] if settings_index is None and program.log else settings_index
+    if index:
+        notes.append(f"settings #{index}")
     if program.log and program.log[-1][1] != "optimal":
         notes.append(f"certified; Clarabel: {program.log[-1][1].replace(' (certified)', '')}")
     return "optimal" + (f" ({', '.join(notes)})" if notes else "")
@@ -621,22 +623,29 @@ def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
         "dual": lambda p: (p.variables["beta"].value, p.variables["gamma"].value),
     }
     errors = []
-    for form in LOWER_BOUND_ORDER:
-        program = builders[form](sample, side=side)
-        found = {}
+    programs = {}
+    # Settings by settings, each formulation in turn: where one formulation fails at every
+    # setting (seen at N = 1e5), the other is tried before the slower settings are.
+    for index, settings in enumerate(BOUND_ATTEMPTS):
+        for form in LOWER_BOUND_ORDER:
+            if form not in programs:
+                programs[form] = builders[form](sample, side=side)
+            program = programs[form]
+            found = {}
 
-        def check(p, form=form, found=found):
-            b, g = readers[form](p)
-            return _checked(found, certify_lower_bound(_scalar(b), _scalar(g), phi, sample, side))
+            def check(p, form=form, found=found):
+                b, g = readers[form](p)
+                return _checked(found, certify_lower_bound(_scalar(b), _scalar(g), phi, sample,
+                                                           side))
 
-        try:
-            program.solve(check=check, phi=phi, attempts=BOUND_ATTEMPTS)
-        except SolverError as exc:
-            errors.append(exc)
-            continue
-        value, beta, gamma, kappa, q = found["sol"]
-        return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,
-                             status=_status(form, LOWER_BOUND_ORDER, program))
+            try:
+                program.solve(check=check, phi=phi, attempts=(settings,))
+            except SolverError as exc:
+                errors.append(exc)
+                continue
+            value, beta, gamma, kappa, q = found["sol"]
+            return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,
+                                 status=_status(form, LOWER_BOUND_ORDER, program, index))
     try:
         sol = _lower_bound_by_profile(sample, loglik, quantile, phi, side)
     except SolverError as exc:
