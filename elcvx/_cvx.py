@@ -45,7 +45,9 @@ computation          primary: single (unscaled)     fallback: single (unscaled)
 
 The lower bound now takes ``lower_bound_dual`` first, with the settings of
 :data:`elcvx.programs.base.BOUND_ATTEMPTS` (shorter steps first): at N = 1e4 that solved 15 of
-16 bounds at once, against 6 of 16 for the primal at the tight settings.
+16 bounds at once, against 6 of 16 for the primal at the tight settings. Its two formulations
+take turns at each setting (dual, then primal, then the next setting), rather than one
+formulation going through every setting first.
 
 With the fallbacks and certificates, 150 further random samples gave no failure, and agreed
 with :mod:`elcvx._fast` to 1e-13 (``l*_mle``, relative), 1e-8 (estimate), 4e-11 (bounds) and
