@@ -127,8 +127,9 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     constraints, atoms, value = _model(a, b)
     data = _moment.Moments(a, constraints, atoms, value=value)
     negated = (-value[0], -value[2], -value[1])
+    cvx = _dispatch._cvx_model_module  # imports cvxpy only when the cvxpy path runs
     mle, path = _dispatch._run(method, lambda: _moment.mle_of(data),
-                               lambda: _cvx_model().model_mle(a, constraints, atoms),
+                               lambda: cvx().model_mle(a, constraints, atoms),
                                "the MLE of the difference")
     c = 1.0 if a.counts is None else a.counts
     cq = c * mle.q
@@ -144,8 +145,8 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
         sol, used = _dispatch._run(
             method, lambda: _moment.lower_bound_of(model, mle.loglik, quantile, mle),
-            lambda: _cvx_model().model_lower_bound(a, constraints, atoms, mle.loglik, quantile,
-                                                   value=val),
+            lambda: cvx().model_lower_bound(a, constraints, atoms, mle.loglik, quantile,
+                                            value=val),
             f"the {end} bound of the difference")
         bounds.append(sol.value)
         paths.add(used)
@@ -153,9 +154,3 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                             span * low, span * high, level, calibration, quantile, a.n,
                             "+".join(sorted(paths)), "optimal")
-
-
-def _cvx_model():
-    from . import _cvx_model as module  # cvxpy is imported only when the cvxpy path runs
-
-    return module

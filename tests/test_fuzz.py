@@ -873,7 +873,7 @@ def fuzz(seeds, *, cvxpy_every=1, cvxpy_rows=CVXPY_ROWS, cvxpy_limit=None, shrin
     return out
 
 
-def _finish(result: Fuzz, cases: int):
+def assert_fuzz_passed(result: Fuzz, cases: int):
     """Print the summary; assert every case ran, every regime was checked, and nothing failed."""
     print()
     print(result.summary())
@@ -887,11 +887,11 @@ def _finish(result: Fuzz, cases: int):
 def test_fuzz_quick():
     """120 cases of every regime (fast path and auto, all invariants and exact answers; cvxpy on
     8 cases of at most 30 rows): part of the default ``make test``."""
-    _finish(fuzz(range(100_000, 100_120), cvxpy_rows=30, cvxpy_limit=8, shrink_budget=10.0), 120)
+    assert_fuzz_passed(fuzz(range(100_000, 100_120), cvxpy_rows=30, cvxpy_limit=8, shrink_budget=10.0), 120)
 
 
 @pytest.mark.slow
 def test_fuzz_full():
     """3,300 cases (300 per regime), cvxpy on every case with at most 300 rows (about half):
     ``make test-fuzz``."""
-    _finish(fuzz(range(3_300), shrink_budget=180.0), 3_300)
+    assert_fuzz_passed(fuzz(range(3_300), shrink_budget=180.0), 3_300)

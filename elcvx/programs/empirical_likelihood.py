@@ -88,6 +88,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..constraints import check, extra_atoms
+from ..errors import InvalidInputError
 from .base import Program, sample_data
 
 
@@ -552,8 +553,6 @@ def _lower_bound(sample, side, constraints, atoms, form, value=None) -> Program:
 
 def _value_functional(value, rows, atoms):
     """``(h, h_lo)`` as float arrays of ``rows`` and ``atoms`` entries, or a clear error."""
-    from ..errors import InvalidInputError
-
     try:
         h, h_lo = (np.asarray(t, dtype=float) for t in value)
     except (TypeError, ValueError):
