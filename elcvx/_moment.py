@@ -49,10 +49,13 @@ class Moments:
         self.w = sample.w
         self.c = sample.counts
         self.n = float(sample.n)
-        self.G = np.column_stack([c.values for c in constraints]) if constraints else np.empty((self.w.size, 0))
-        self.b = np.array([c.target for c in constraints], dtype=float)
-        self.atoms = mc.extra_atoms(sample, constraints, atoms)
         self.k = len(constraints)
+        # Columns stored transposed (one contiguous row per feature): a pass reads each once.
+        self.Gt = np.array([c.values for c in constraints], dtype=float).reshape(self.k, self.w.size)
+        self.b = np.array([c.target for c in constraints], dtype=float)
+        self.Dt = np.vstack([self.w - 1.0, self.Gt - self.b[:, None]])
+        self.Ft = self.w[None, :] if self.k == 0 else np.vstack([self.w, self.Gt])
+        self.atoms = mc.extra_atoms(sample, constraints, atoms)
         if value is None:
             u = sample.u if side == "lower" else 1.0 - sample.u
             wa = self.atoms[:, 0]
@@ -65,12 +68,22 @@ class Moments:
         out.__dict__.update(self.__dict__, h=-self.h, h_lo=-self.h_hi, h_hi=-self.h_lo)
         return out
 
+    @property
+    def G(self):
+        """The constraints' values, rows by constraints (a view)."""
+        return self.Gt.T
+
     def features(self, value=None):
         """``D`` with rows ``(w - 1, g - b[, h - v])``: the likelihood is ``sum c log(1 + D x)``."""
-        cols = [self.w - 1.0, self.G - self.b]
-        if value is not None:
-            cols.append(self.h - value)
-        return np.column_stack(cols)
+        if value is None:
+            return self.Dt.T
+        return np.vstack([self.Dt, self.h - value]).T
+
+    def loglik_oracle(self, work, value=None):
+        """The likelihood's oracle (:func:`_loglik_oracle`), with ``h - value`` as a last
+        feature when ``value`` is given (the profile's)."""
+        h = None if value is None else self.h
+        return _loglik_oracle(self.Dt, self.c, self.n, work, h=h, v=0.0 if value is None else value)
 
     def atom_rows(self, value=None):
         """``(A, h)``: the atoms' dual constraints ``A x + h >= 0`` for ``x = (beta, lambda[,
@@ -84,35 +97,63 @@ class Moments:
 # ---------------------------------------------------------------------------------------------
 # Oracles: value, gradient, Hessian and the size of f's terms in one pass
 # ---------------------------------------------------------------------------------------------
-def _loglik_oracle(D, c, n, work):
-    """``x -> (f, g, H, size)`` of ``(1/N) sum c log(1 + D x)`` (``-inf`` outside its domain);
-    ``size = (sum c |log(1 + D x)| + 1) / N``, the terms that cancel in ``f`` (plus one)."""
-    m = D.shape[1]
-    sc = _scratch(1, D.shape[0])[0]
+def _combine(x, rows, out, tmp):
+    """``out = x . rows`` (``rows`` one contiguous row per feature), one multiply-add per row:
+    with a few rows this is several times faster than a matrix product of a narrow array."""
+    np.multiply(rows[0], x[0], out=out)
+    for xj, row in zip(x[1:], rows[1:]):
+        out += np.multiply(row, xj, out=tmp)
+    return out
+
+
+def _gram(R, cR):
+    """``cR @ R.T`` by dot products of rows (symmetric: each pair once)."""
+    m = len(R)
+    out = np.empty((m, m))
+    for a in range(m):
+        for b in range(a, m):
+            out[a, b] = out[b, a] = np.dot(cR[a], R[b])
+    return out
+
+
+def _loglik_oracle(Dt, c, n, work, h=None, v=0.0):
+    """``x -> (f, g, H, size)`` of ``(1/N) sum c log(1 + d x)`` over the rows ``d`` of ``D``,
+    given transposed (``Dt``: one contiguous row per feature), with a last feature ``h - v``
+    when ``h`` is given (the profile's, built block by block rather than copied); ``f = -inf``
+    outside its domain; ``size = (sum c |log(1 + d x)| + 1) / N``, the terms that cancel in
+    ``f`` (plus one)."""
+    m0, rows = Dt.shape
+    m = m0 + (h is not None)
+    sc = _scratch(2 * m + 3, rows)
 
     def oracle(x):
         with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
-            return evaluate(x)
+            return evaluate(np.asarray(x, dtype=float))
 
     def evaluate(x):
-        work.count(D.shape[0])
+        work.count(rows)
         f, size, g, H = 0.0, 1.0, np.zeros(m), np.zeros((m, m))
-        for i, j in _blocks(D.shape[0]):
-            Db = D[i:j]
-            a = np.matmul(Db, x, out=sc[:j - i])
-            a += 1.0
-            if not a.min() > 0:
+        for i, j in _blocks(rows):
+            k = j - i
+            R, cR = sc[:m, :k], sc[m:2 * m, :k]
+            t, tmp, e = sc[2 * m, :k], sc[2 * m + 1, :k], sc[2 * m + 2, :k]
+            D = list(Dt[:, i:j])
+            if h is not None:
+                D.append(np.subtract(h[i:j], v, out=e))
+            _combine(x, D, t, tmp)
+            if not t.min() > -1.0:
                 return -math.inf, None, None, math.inf
             cb = None if c is None else c[i:j]
-            inv = 1.0 / a
-            r = Db * inv[:, None]  # d_n / a_n
-            cr = r if cb is None else r * cb[:, None]
-            la = np.log(a, out=a)
-            f += float(la.sum() if cb is None else cb @ la)
-            size += float(np.abs(la).sum() if cb is None else cb @ np.abs(la))
-            # (A sum over axis 0 of a narrow array is ~20 times slower than this product.)
-            g += (inv if cb is None else cb * inv) @ Db
-            H -= cr.T @ r
+            t += 1.0
+            # (log, not log1p: twice as fast; f's rounding is within size's, and the
+            # likelihood reported is computed again with log1p.)
+            la = np.log(t, out=tmp)
+            f += _wsum(cb, la)
+            size += _wsum(cb, np.abs(la, out=la))
+            for d, r in zip(D, R):
+                np.divide(d, t, out=r)  # d / (1 + d x)
+            g += [_wsum(cb, r) for r in R]
+            H -= _gram(R, R if cb is None else np.multiply(R, cb, out=cR))
         if not np.all(np.isfinite(H)):
             return -math.inf, None, None, math.inf
         return f / n, g / n, H / n, size / n
@@ -120,50 +161,50 @@ def _loglik_oracle(D, c, n, work):
     return oracle
 
 
-def _bound_oracle(F, e, c, n, K, lin, work, floor=0.0):
-    """``y -> (f, g, H, size)`` of ``K geomean_c(F y + e) - lin . y`` (``-inf`` outside its
-    domain); ``size = K geomean + |lin . y| + floor``, the terms that cancel in ``f`` and an
-    absolute floor (:func:`lower_bound_of`).
+def _bound_oracle(Ft, e, c, n, K, lin, work, floor=0.0):
+    """``y -> (f, g, H, size)`` of ``K geomean_c(F y + e) - lin . y`` with ``F = (1, Ft')``
+    (the constant column implicit, the others given transposed: one contiguous row per
+    feature); ``-inf`` outside its domain; ``size = K geomean + |lin . y| + floor``, the terms
+    that cancel in ``f`` and an absolute floor (:func:`lower_bound_of`).
 
     Also records the last point's ``kg = K geomean`` and ``1/a`` (``state``) for ``q``.
     """
-    m = F.shape[1]
+    m = Ft.shape[0] + 1
+    rows = Ft.shape[1]
     state = {}
+    sc = _scratch(2 * m + 1, rows)
+    inv = np.empty(rows)  # 1/a of the last evaluation (a fresh array per pass costs page faults)
 
     def oracle(y):
         with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
-            return evaluate(y)
+            return evaluate(np.asarray(y, dtype=float))
 
     def evaluate(y):
-        work.count(F.shape[0])
+        work.count(rows)
         # The Hessian is kg times minus the covariance of r = F / a under the weights c / N:
         # accumulated centred, block by block (Chan et al.'s pairwise update), since
         # E[r r'] - E[r] E[r]' loses the digits that Newton's quadratic convergence needs.
         sl, total, mean, scatter = 0.0, 0.0, np.zeros(m), np.zeros((m, m))
-        inv = np.empty(F.shape[0])
-        for i, j in _blocks(F.shape[0]):
-            Fb = F[i:j]
-            a = Fb @ y + e[i:j]
+        state.clear()  # inv is about to change
+        for i, j in _blocks(rows):
+            k = j - i
+            R, cR, a = sc[:m, :k], sc[m:2 * m, :k], sc[2 * m, :k]
+            _combine(y[1:], Ft[:, i:j], a, R[0])
+            a += e[i:j]
+            a += y[0]
             if not a.min() > 0:
                 return -math.inf, None, None, math.inf
-            np.divide(1.0, a, out=inv[i:j])
-            r = Fb * inv[i:j, None]
-            la = np.log(a, out=a)
-            if c is None:  # no multiplications by ones
-                sl += float(la.sum())
-                nb = float(j - i)
-                mb = (inv[i:j] @ Fb) / nb  # (faster than a sum over axis 0)
-                dev = np.subtract(r, mb, out=r)
-                within = dev.T @ dev
-            else:
-                cb = c[i:j]
-                sl += float(cb @ la)
-                nb = float(cb.sum())
-                mb = (cb @ r) / nb
-                dev = np.subtract(r, mb, out=r)
-                within = (dev * cb[:, None]).T @ dev
+            cb = None if c is None else c[i:j]
+            ib = np.divide(1.0, a, out=inv[i:j])
+            sl += _wsum(cb, np.log(a, out=a))
+            R[0] = ib
+            np.multiply(Ft[:, i:j], ib, out=R[1:])
+            nb = float(k) if cb is None else float(cb.sum())
+            mb = np.array([_wsum(cb, r) for r in R]) / nb
+            for r, mr in zip(R, mb):
+                r -= mr
             delta = mb - mean
-            scatter += within + np.outer(delta, delta) * (total * nb / (total + nb))
+            scatter += _gram(R, R if cb is None else np.multiply(R, cb, out=cR)) + np.outer(delta, delta) * (total * nb / (total + nb))
             mean += delta * (nb / (total + nb))
             total += nb
         kg = K * math.exp(sl / n)
@@ -202,10 +243,14 @@ def _start(A, h, x0, oracle, anchor=None):
     for p in (anchor, "interior"):
         if isinstance(p, str):
             p = _interior_point(A, h, x0)
-        if p is None or not np.all(A @ p + h >= 0):
+        if p is None:
             continue
-        # A (p + t (x0 - p)) + h = (1 - t) s_p + t s0 >= 0 up to t_max.
+        # The anchor (the MLE's point) may sit on a face, off it by rounding.
         sp = A @ p + h
+        if not np.all(sp >= -1e-14 * (np.abs(A) @ np.abs(p) + np.abs(h))):
+            continue
+        sp = np.maximum(sp, 0.0)
+        # A (p + t (x0 - p)) + h = (1 - t) s_p + t s0 >= 0 up to t_max.
         falls = s0 < 0
         t = min(1.0, 0.9 * float(np.min(sp[falls] / (sp[falls] - s0[falls]), initial=np.inf)))
         for _ in range(30):
@@ -229,17 +274,23 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
     is about ``v_hat - sqrt(q S)/N``, at ``tau = sqrt(q / S)`` and ``x' = x* - tau M^-1 s``,
     and the profile's denominators ``1 + D x' + tau (h - v)`` are ``tau`` times the bound's.
     """
-    work.count(data.w.size)
-    n, D = data.n, data.features()
-    m = D.shape[1]
+    rows = data.w.size
+    work.count(rows)
+    n, Dt = data.n, data.Dt
+    m = Dt.shape[0]
     # The pass collects the sums of products of (h, 1, D) / d: e's sums expand in v_hat.
     gram, first = np.zeros((m + 2, m + 2)), np.zeros(m + 2)
-    for i, j in _blocks(data.w.size):
-        inv = 1.0 / (1.0 + D[i:j] @ x_mle)
-        Y = np.column_stack([data.h[i:j] * inv, inv, D[i:j] * inv[:, None]])
-        cY = Y if data.c is None else Y * data.c[i:j, None]
-        gram += cY.T @ Y
-        first += (np.ones(j - i) if data.c is None else data.c[i:j]) @ Y
+    Y = _scratch(2 * m + 4, rows)
+    for i, j in _blocks(rows):
+        Yb, cY = Y[:m + 2, :j - i], Y[m + 2:, :j - i]
+        inv = _combine(x_mle, Dt[:, i:j], Yb[1], Yb[0])
+        inv += 1.0
+        np.reciprocal(inv, out=inv)
+        np.multiply(data.h[i:j], inv, out=Yb[0])
+        np.multiply(Dt[:, i:j], inv, out=Yb[2:])
+        cb = None if data.c is None else data.c[i:j]
+        gram += _gram(Yb, Yb if cb is None else np.multiply(Yb, cb, out=cY))
+        first += [_wsum(cb, y) for y in Yb]
     v_hat = first[0] / n
     s_ee = gram[0, 0] - 2.0 * v_hat * gram[0, 1] + v_hat * v_hat * gram[1, 1]
     if s_ee <= 1e-12 * (gram[0, 0] + v_hat * v_hat * gram[1, 1]):
@@ -292,38 +343,47 @@ def mle(sample, constraints, atoms=None) -> MLESolution:
 def mle_of(data) -> MLESolution:
     """:func:`mle` of a :class:`Moments` model."""
     work = _Work()
-    D = data.features()
     A, h = data.atom_rows()
-    x, q, loglik, status = _likelihood(data, D, A, h, np.zeros(D.shape[1]), work)
+    x, q, loglik, status = _likelihood(data, None, A, h, np.zeros(A.shape[1]), work)
     if x is None:
         return _mle_failure(data.w.size, "no feasible start (an empty model?)", work)
     return MLESolution(beta=float(x[0]), loglik=loglik, q=q, status=status, work=work.counts(),
                        lambdas=tuple(float(t) for t in x[1:]))
 
 
-def _likelihood(data, D, A, h, x0, work):
+def _likelihood(data, value, A, h, x0, work):
     """``(x, q, l, status)``: ``l = max sum c log(1 + D x)`` subject to ``A x + h >= 0`` from
     near ``x0``, ``q = 1 / (N (1 + D x))``, certified; ``x`` is None without a feasible start.
+    ``D``: the model's features, with ``h - value`` last when ``value`` is given.
 
     ``q``, ``l`` and the sums of the certificate take one more pass, block by block (a dot
     product over more than ``_BLOCK`` rows wakes OpenBLAS's threads: see :mod:`elcvx._fast`).
     """
-    oracle = memo(_loglik_oracle(D, data.c, data.n, work))
+    oracle = memo(data.loglik_oracle(work, value))
     x = _start(A, h, x0, oracle)
     if x is None:
         return None, None, math.nan, "no feasible start"
     x, _, status = _solve(oracle, x, A, h)
-    work.count(D.shape[0])
-    q = np.empty(D.shape[0])
-    loglik, mass, moments = 0.0, 0.0, np.zeros(D.shape[1])
-    for i, j in _blocks(D.shape[0]):
-        a = D[i:j] @ x + 1.0
-        cb = np.ones(j - i) if data.c is None else data.c[i:j]
-        loglik += float(cb @ np.log(a))
-        q[i:j] = 1.0 / (data.n * a)
-        cq = cb * q[i:j]
-        mass += float(cq.sum())
-        moments += cq @ D[i:j]
+    rows = data.w.size
+    work.count(rows)
+    q = np.empty(rows)
+    sc = _scratch(3, rows)
+    loglik, mass, moments = 0.0, 0.0, np.zeros(len(x))
+    with np.errstate(divide="ignore", over="ignore"):  # an atom's edge weight: log1p(-1)
+        for i, j in _blocks(rows):
+            D = list(data.Dt[:, i:j])
+            if value is not None:
+                D.append(np.subtract(data.h[i:j], value, out=sc[2, :j - i]))
+            t = _combine(x, D, sc[0, :j - i], sc[1, :j - i])
+            cb = None if data.c is None else data.c[i:j]
+            loglik += _wsum(cb, np.log1p(t, out=sc[1, :j - i]))
+            qb = q[i:j]
+            t += 1.0
+            t *= data.n
+            np.reciprocal(t, out=qb)
+            cq = qb if cb is None else np.multiply(cb, qb, out=sc[1, :j - i])
+            mass += float(cq.sum())
+            moments += [np.dot(d, cq) for d in D]
     if status == "optimal":
         status, _ = _certify(np.r_[1.0 - mass, -moments], np.vstack([h, A.T]), A @ x + h)
     return x, q, loglik, status
@@ -352,10 +412,9 @@ def profile_of(data, v, mle_sol=None) -> ProfileSolution:
     for i, vi in enumerate(v):
         if not -1.0 < vi < 1.0:
             continue  # outside every value functional's range here (|E_Q h| <= 1)
-        D = data.features(value=vi)
         A, h = data.atom_rows(value=vi)
-        x, _, loglik, status = _likelihood(data, D, A, h, base if base is not None else
-                                           np.zeros(D.shape[1]), work)
+        x, _, loglik, status = _likelihood(data, vi, A, h, base if base is not None else
+                                           np.zeros(A.shape[1]), work)
         statuses.add(status)
         if x is not None:
             out_l[i], out_b[i], out_t[i] = loglik, x[0], x[-1]
@@ -378,7 +437,6 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     >= 0`` there)."""
     work = _Work()
     n = data.n
-    F = np.column_stack([np.ones_like(data.w), data.w, data.G])
     e = data.h
     K = math.exp(-(loglik + 0.5 * quantile) / n)
     lin = np.r_[1.0, 1.0, data.b]
@@ -386,7 +444,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
     # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
     reach = min(1.0, K * _wsum(data.c, np.abs(e)) / n)
-    raw, state = _bound_oracle(F, e, data.c, n, K, lin, work, floor=reach)
+    raw, state = _bound_oracle(data.Ft, e, data.c, n, K, lin, work, floor=reach)
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
     B, floor = _bound_rows(data.atoms, data.h_lo)
@@ -412,9 +470,9 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     q = kappa * state["inv"]
     if status == "optimal":
         cq = q if data.c is None else data.c * q
-        residual = lin - _blockwise(cq, F)  # E_Q[1], E_Q[w], E_Q[g] on the rows
+        residual = lin - np.r_[cq.sum(), _blockwise(data.Ft, cq)]  # E_Q[1], E_Q[w], E_Q[g]
         status, masses = _certify(residual, B.T, B @ y + floor)
-        primal = float(_blockwise(cq, e)) + float(masses @ floor)  # atoms at their least value
+        primal = float(_blockwise(e, cq)) + float(masses @ floor)  # atoms at their least value
         if status == "optimal" and not abs(primal - f) <= GAP_TOL * max(1.0, abs(f)):
             status = f"not certified (duality gap {abs(primal - f):.2g})"
     return BoundSolution(value=float(f), beta=float(y[1]), gamma=float(y[0]), kappa=float(kappa),
@@ -422,9 +480,10 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
                          lambdas=tuple(float(t) for t in y[2:]))
 
 
-def _blockwise(v, X):
-    """``v @ X`` summed block by block (one thread of OpenBLAS: see :func:`_likelihood`)."""
-    return sum(v[i:j] @ X[i:j] for i, j in _blocks(len(v)))
+def _blockwise(X, v):
+    """``X @ v`` (``v`` along ``X``'s last axis) summed block by block (one thread of
+    OpenBLAS: see :func:`_likelihood`)."""
+    return sum(X[..., i:j] @ v[i:j] for i, j in _blocks(v.size))
 
 
 def _bound_rows(atoms, h_lo):

@@ -109,10 +109,9 @@ def maximize(oracle, x, A, h):
 def mle(data):
     """``(l*, x, passes)`` of a :class:`~elcvx._moment.Moments` model."""
     work = _Work()
-    D = data.features()
-    oracle = _three(_moment._loglik_oracle(D, data.c, data.n, work))
+    oracle = _three(data.loglik_oracle(work))
     A, h = data.atom_rows()
-    x, f, status = maximize(oracle, _start(A, h, np.zeros(D.shape[1]), oracle), A, h)
+    x, f, status = maximize(oracle, _start(A, h, np.zeros(A.shape[1]), oracle), A, h)
     assert status == "optimal", status
     return f * data.n, x, work.passes
 
@@ -120,9 +119,8 @@ def mle(data):
 def profile(data, v, x_mle):
     """``(l_v, x, passes)`` at one ``v``, from the MLE's point ``x_mle``."""
     work = _Work()
-    D = data.features(value=v)
     A, h = data.atom_rows(value=v)
-    oracle = _three(_moment._loglik_oracle(D, data.c, data.n, work))
+    oracle = _three(data.loglik_oracle(work, v))
     x, f, status = maximize(oracle, _start(A, h, np.r_[x_mle, 0.0], oracle), A, h)
     assert status == "optimal", status
     return f * data.n, x, work.passes
@@ -131,10 +129,9 @@ def profile(data, v, x_mle):
 def lower_bound(data, loglik, quantile, x_mle):
     """``(v_lb, y, passes)``, from the MLE's point ``x_mle = (beta, lambda)``."""
     work = _Work()
-    F = np.column_stack([np.ones_like(data.w), data.w, data.G])
     K = math.exp(-(loglik + 0.5 * quantile) / data.n)
     lin = np.r_[1.0, 1.0, data.b]
-    oracle, _ = _moment._bound_oracle(F, data.h, data.c, data.n, K, lin, work)
+    oracle, _ = _moment._bound_oracle(data.Ft, data.h, data.c, data.n, K, lin, work)
     oracle = _three(oracle)
     B, floor = _moment._bound_rows(data.atoms, data.h_lo)
     y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]

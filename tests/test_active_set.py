@@ -236,7 +236,7 @@ def test_the_multipliers_are_the_atoms_masses(seed):
                              c.atom_range) for j, c in enumerate(random_constraints(s, 2, seed))]
     data = _moment.Moments(s, cons)
     D, (A, h) = data.features(), data.atom_rows()
-    oracle = _active_set.memo(_moment._loglik_oracle(D, data.c, data.n, _fast._Work()))
+    oracle = _active_set.memo(data.loglik_oracle(_fast._Work()))
     out = _active_set.maximize(oracle, _moment._start(A, h, np.zeros(D.shape[1]), oracle), A, h)
     assert out.status == "optimal" and out.masses.max() > 1e-3
     cq = (1.0 if data.c is None else data.c) / (data.n * (1.0 + D @ out.x))
