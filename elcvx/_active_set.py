@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-_MAX_ITER = 200
+MAX_ITER = 200
 _FLOOR = 1e-13  # a Newton decrement below this times ``size`` is f's rounding
 _LOOSE = 1e-9  # a line search that finds no gain, with a decrement below this, is converged
 _MU_TOL = 1e-13  # a multiplier below -_MU_TOL (a mass) leaves the working set
@@ -67,7 +67,7 @@ def memo(oracle):
     return cached
 
 
-def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=_MAX_ITER) -> Outcome:
+def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=MAX_ITER) -> Outcome:
     """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a feasible ``x0`` (in the
     oracle's domain; on a face is fine). See the module's docstring."""
     x = np.array(x0, dtype=float)
@@ -80,7 +80,9 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=_MAX_ITER) -> Outcome:
     blind: set[int] = set()  # constraints taken in without a step since the last step
     just_added = None
     polished = 0
+    seen: set[frozenset] = set()  # working sets tried at this x (dropping back into one cycles)
     for _ in range(max_iter):
+        seen.add(frozenset(active))
         d, mu = _face_step(g, H, A[active], x)
         decrement = float(g @ d)
         stationary = decrement <= _FLOOR * size
@@ -91,7 +93,9 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=_MAX_ITER) -> Outcome:
                 # rounding can tell: f cannot gain visibly anywhere.
                 masses, _ = _multipliers(g, A, active)
                 return Outcome(x, f, g, masses, "optimal")
-            if stationary or worst != just_added:
+            # (A multiplier within rounding of 0 at a degenerate vertex can send the working
+            # set round a cycle: a face already tried here is not re-entered.)
+            if (stationary or worst != just_added) and frozenset(active) - {worst} not in seen:
                 active.remove(worst)
                 just_added = None
                 continue
@@ -117,12 +121,15 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=_MAX_ITER) -> Outcome:
         step = _line_search(oracle, x, f, d, decrement, size, A, h, active, hit, alpha_max, soft,
                             polishing)
         if step is None:
-            if decrement <= _LOOSE * size:
-                masses, _ = _multipliers(g, A, active)
-                return Outcome(x, f, g, masses, "optimal")  # f's rounding hides the gain
+            masses, residual = _multipliers(g, A, active)
+            # f's rounding hides the gain; or x meets the KKT conditions (sufficient for a
+            # concave f) while f is flat to rounding along the step (every weight 1).
+            if decrement <= _LOOSE * size or residual <= kkt_tol:
+                return Outcome(x, f, g, masses, "optimal")
             return Outcome(x, f, g, none, "line search failed")
         x, f, g, H, size, landed = step
         blind.clear()
+        seen.clear()
         if landed and _independent(A, active + [hit]):
             active.append(hit)
             just_added = hit

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from . import _dispatch, _fast
+from . import _dispatch
 from . import _validation as iv
 from .errors import InvalidInputError
 from .sample import Sample
@@ -133,14 +133,34 @@ def calibrate(sample, level: float, resamples_: int, random_state):
     return max(chi2, critical_value(t, level)), t
 
 
+def _beta_bounds(wmin, wmax):
+    """The MLE's feasible interval of ``beta``: ``1 + beta (w - 1) >= 0`` at ``wmin`` and ``wmax``."""
+    return (0.0 if np.isinf(wmax) else -1.0 / (wmax - 1.0)), 1.0 / (1.0 - wmin)
+
+
+def _corner_constraints(wmin, wmax, v):
+    """``G x <= h`` for ``1 + beta (w - 1) + tau (w r - v) >= 0`` at the four corners (at ``w =
+    inf``, divided by ``w``: ``beta + tau r >= 0``)."""
+    rows, rhs = [], []
+    for wk in (wmin, wmax):
+        for rk in (0.0, 1.0):
+            if np.isinf(wk):
+                rows.append([-1.0, -rk])
+                rhs.append(0.0)
+            else:
+                rows.append([-(wk - 1.0), -(wk * rk - v)])
+                rhs.append(1.0)
+    return np.array(rows), np.array(rhs)
+
+
 def batch_statistics(w, u, counts, wmin, wmax, v0):
     """The statistics of the resamples ``counts`` (shape ``(m, rows)``) and the fallback count."""
     d = w - 1.0
     e = w * u - v0
     m = counts.shape[0]
-    lo, hi = _fast.beta_bounds(wmin, wmax)
+    lo, hi = _beta_bounds(wmin, wmax)
     beta, l_mle = _line_max(1.0, d, counts, np.full(m, lo), np.full(m, hi))
-    G, h = _fast._corner_constraints(wmin, wmax, v0)
+    G, h = _corner_constraints(wmin, wmax, v0)
     x, l_v, ok = _profile(d, e, counts, beta)
     ok &= (x @ G.T <= h).all(axis=1)
     # Where the interior optimum is infeasible, the sup is on an edge of the corners' polygon:

@@ -1,22 +1,24 @@
-"""The fast path for moment-constrained EL (:mod:`elcvx.constraints`): numpy only.
+"""The fast path: numpy only. Every EL program, with any number of moment constraints
+(:mod:`elcvx.constraints`) or none (the paper's), solved on its low-dimensional dual.
 
 Each program's dual has a few variables (``1 + k`` for the estimate, ``2 + k`` for the profile
 and the bound, with ``k`` constraints) and one linear constraint per extra atom. Each is solved
 by the active-set Newton method of :mod:`elcvx._active_set`: Newton steps on the face of the
 atoms' constraints that hold at equality, each one pass over the rows (value, gradient, Hessian
-and the size of the objective's terms together), so that a solve takes a handful of passes.
-The atoms' constraints are few and the optimum usually sits on some of them (an atom carrying
-mass), which an active-set method lands on exactly, where an interior-point method only
-approaches them. The bound starts from the profile's quadratic approximation at the MLE (one
-pass), as :mod:`elcvx._fast`'s does without constraints.
+and the size of the objective's terms together: the oracles below), so that a solve takes a
+handful of passes. The atoms' constraints are few and the optimum usually sits on some of them
+(an atom carrying mass), which an active-set method lands on exactly, where an interior-point
+method only approaches them. The bound starts from the profile's quadratic approximation at
+the MLE (one pass). The cvxpy path certifies Clarabel's dual points with the same functions,
+started from those points (:mod:`elcvx._cvx`).
 
-The primal weights ``q`` follow from the dual point, and the result is **certified** as the
-cvxpy path's are, independently of the iteration: ``q`` plus nonnegative atom masses (found by
-nonnegative least squares) must meet every moment constraint to :data:`FEAS_TOL`, and, for the
-bound, the primal objective must equal the dual one to :data:`GAP_TOL`.
+The primal weights ``q`` follow from the dual point, and the result is **certified**
+independently of the iteration: ``q`` plus nonnegative atom masses (found by nonnegative least
+squares) must meet every moment constraint to :data:`FEAS_TOL`, and, for the bound, the primal
+objective must equal the dual one to :data:`GAP_TOL`.
 
-The programs without constraints keep their specialised solvers in :mod:`elcvx._fast`; this
-module is their fallback where those fail.
+The programs are those of :mod:`elcvx.programs`: the MLE (``mle_dual``), the profile
+(``profile_dual``) and the bound (``lower_bound_dual``), with the constraints' terms.
 """
 
 from __future__ import annotations
@@ -27,10 +29,9 @@ import numpy as np
 from scipy.optimize import nnls
 
 from . import constraints as mc
-from ._active_set import maximize, memo
-from ._fast import FEAS_TOL, GAP_TOL, _blocks, _scratch, _Work, _wsum
+from ._active_set import MAX_ITER, maximize, memo
+from ._passes import FEAS_TOL, GAP_TOL, Work, blocks, scratch, wsum
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
-
 
 
 class Moments:
@@ -56,10 +57,13 @@ class Moments:
         self.Dt = np.vstack([self.w - 1.0, self.Gt - self.b[:, None]])
         self.Ft = self.w[None, :] if self.k == 0 else np.vstack([self.w, self.Gt])
         self.atoms = mc.extra_atoms(sample, constraints, atoms)
+        # The range of E_Q[h]: [0, 1] for a policy's value, within [-1, 1] for any other here.
+        self.value_range = (0.0, 1.0) if value is None else (-1.0, 1.0)
         if value is None:
-            u = sample.u if side == "lower" else 1.0 - sample.u
             wa = self.atoms[:, 0]
-            value = (self.w * u, np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0))
+            # w (1 - u) as w - w u: the upper bound is 1 minus the lower bound of 1 - u.
+            h = self.w * sample.u if side == "lower" else self.w - self.w * sample.u
+            value = (h, np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0))
         self.h, self.h_lo, self.h_hi = (np.asarray(t, dtype=float) for t in value)
 
     def negated(self):
@@ -124,7 +128,7 @@ def _loglik_oracle(Dt, c, n, work, h=None, v=0.0):
     ``f`` (plus one)."""
     m0, rows = Dt.shape
     m = m0 + (h is not None)
-    sc = _scratch(2 * m + 3, rows)
+    sc = scratch(2 * m + 3, rows)
 
     def oracle(x):
         with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
@@ -133,7 +137,7 @@ def _loglik_oracle(Dt, c, n, work, h=None, v=0.0):
     def evaluate(x):
         work.count(rows)
         f, size, g, H = 0.0, 1.0, np.zeros(m), np.zeros((m, m))
-        for i, j in _blocks(rows):
+        for i, j in blocks(rows):
             k = j - i
             R, cR = sc[:m, :k], sc[m:2 * m, :k]
             t, tmp, e = sc[2 * m, :k], sc[2 * m + 1, :k], sc[2 * m + 2, :k]
@@ -148,11 +152,11 @@ def _loglik_oracle(Dt, c, n, work, h=None, v=0.0):
             # (log, not log1p: twice as fast; f's rounding is within size's, and the
             # likelihood reported is computed again with log1p.)
             la = np.log(t, out=tmp)
-            f += _wsum(cb, la)
-            size += _wsum(cb, np.abs(la, out=la))
+            f += wsum(cb, la)
+            size += wsum(cb, np.abs(la, out=la))
             for d, r in zip(D, R):
                 np.divide(d, t, out=r)  # d / (1 + d x)
-            g += [_wsum(cb, r) for r in R]
+            g += [wsum(cb, r) for r in R]
             H -= _gram(R, R if cb is None else np.multiply(R, cb, out=cR))
         if not np.all(np.isfinite(H)):
             return -math.inf, None, None, math.inf
@@ -172,7 +176,7 @@ def _bound_oracle(Ft, e, c, n, K, lin, work, floor=0.0):
     m = Ft.shape[0] + 1
     rows = Ft.shape[1]
     state = {}
-    sc = _scratch(2 * m + 1, rows)
+    sc = scratch(2 * m + 1, rows)
     inv = np.empty(rows)  # 1/a of the last evaluation (a fresh array per pass costs page faults)
 
     def oracle(y):
@@ -186,7 +190,7 @@ def _bound_oracle(Ft, e, c, n, K, lin, work, floor=0.0):
         # E[r r'] - E[r] E[r]' loses the digits that Newton's quadratic convergence needs.
         sl, total, mean, scatter = 0.0, 0.0, np.zeros(m), np.zeros((m, m))
         state.clear()  # inv is about to change
-        for i, j in _blocks(rows):
+        for i, j in blocks(rows):
             k = j - i
             R, cR, a = sc[:m, :k], sc[m:2 * m, :k], sc[2 * m, :k]
             _combine(y[1:], Ft[:, i:j], a, R[0])
@@ -196,11 +200,11 @@ def _bound_oracle(Ft, e, c, n, K, lin, work, floor=0.0):
                 return -math.inf, None, None, math.inf
             cb = None if c is None else c[i:j]
             ib = np.divide(1.0, a, out=inv[i:j])
-            sl += _wsum(cb, np.log(a, out=a))
+            sl += wsum(cb, np.log(a, out=a))
             R[0] = ib
             np.multiply(Ft[:, i:j], ib, out=R[1:])
             nb = float(k) if cb is None else float(cb.sum())
-            mb = np.array([_wsum(cb, r) for r in R]) / nb
+            mb = np.array([wsum(cb, r) for r in R]) / nb
             for r, mr in zip(R, mb):
                 r -= mr
             delta = mb - mean
@@ -263,9 +267,27 @@ def _start(A, h, x0, oracle, anchor=None):
     return None
 
 
+def _given_start(A, h, x0, oracle):
+    """``x0``, a point another solver found, moved onto the constraints it violates by at most
+    ``1e-7`` of their size (at least one: the rows are scaled to size one; interior-point
+    solvers stop that close); None if it violates one by more or lies outside the oracle's
+    domain: such a point certifies nothing."""
+    x0 = np.asarray(x0, dtype=float)
+    if not np.all(np.isfinite(x0)):
+        return None
+    slack = A @ x0 + h
+    if not np.all(slack >= -1e-7 * np.maximum(1.0, np.abs(A) @ np.abs(x0) + np.abs(h))):
+        return None
+    off = np.flatnonzero(slack < 0)
+    if off.size:
+        M = A[off]
+        x0 = x0 - np.linalg.lstsq(M, M @ x0 + h[off], rcond=None)[0]
+    return x0 if math.isfinite(oracle(x0)[0]) else None
+
+
 def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
     """A start for the bound from the profile dual's quadratic approximation at the MLE (one
-    pass, no log), as :mod:`elcvx._fast`'s for ``k = 0``; where it is infeasible, as near it
+    pass, no log); where it is infeasible, as near it
     as :func:`_start` goes from the MLE's own point ``y0``.
 
     Near the MLE, with ``d = 1 + D x*``, ``e = (h - v_hat)/d`` and ``F = D/d``, the profile
@@ -280,8 +302,8 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
     m = Dt.shape[0]
     # The pass collects the sums of products of (h, 1, D) / d: e's sums expand in v_hat.
     gram, first = np.zeros((m + 2, m + 2)), np.zeros(m + 2)
-    Y = _scratch(2 * m + 4, rows)
-    for i, j in _blocks(rows):
+    Y = scratch(2 * m + 4, rows)
+    for i, j in blocks(rows):
         Yb, cY = Y[:m + 2, :j - i], Y[m + 2:, :j - i]
         inv = _combine(x_mle, Dt[:, i:j], Yb[1], Yb[0])
         inv += 1.0
@@ -290,7 +312,7 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
         np.multiply(Dt[:, i:j], inv, out=Yb[2:])
         cb = None if data.c is None else data.c[i:j]
         gram += _gram(Yb, Yb if cb is None else np.multiply(Yb, cb, out=cY))
-        first += [_wsum(cb, y) for y in Yb]
+        first += [wsum(cb, y) for y in Yb]
     v_hat = first[0] / n
     s_ee = gram[0, 0] - 2.0 * v_hat * gram[0, 1] + v_hat * v_hat * gram[1, 1]
     if s_ee <= 1e-12 * (gram[0, 0] + v_hat * v_hat * gram[1, 1]):
@@ -307,9 +329,9 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
     return _start(B, floor, y, oracle, anchor=y0)
 
 
-def _solve(oracle, x, A, h):
+def _solve(oracle, x, A, h, max_iter=MAX_ITER):
     """``(x, f, status)``: the active-set Newton method from a feasible ``x``."""
-    out = maximize(oracle, x, A, h, kkt_tol=1e-3 * FEAS_TOL)
+    out = maximize(oracle, x, A, h, kkt_tol=1e-3 * FEAS_TOL, max_iter=max_iter)
     return out.x, out.f, out.status
 
 
@@ -340,43 +362,50 @@ def mle(sample, constraints, atoms=None) -> MLESolution:
     return mle_of(Moments(sample, constraints, atoms))
 
 
-def mle_of(data) -> MLESolution:
-    """:func:`mle` of a :class:`Moments` model."""
-    work = _Work()
+def mle_of(data, start=None, max_iter=MAX_ITER) -> MLESolution:
+    """:func:`mle` of a :class:`Moments` model: from the origin, or from another solver's
+    ``start`` (:func:`_given_start`) in at most ``max_iter`` iterations."""
+    work = Work()
     A, h = data.atom_rows()
-    x, q, loglik, status = _likelihood(data, None, A, h, np.zeros(A.shape[1]), work)
+    x0 = np.zeros(A.shape[1]) if start is None else start
+    x, q, loglik, status = _likelihood(data, None, A, h, x0, work, max_iter, start is not None)
     if x is None:
         return _mle_failure(data.w.size, "no feasible start (an empty model?)", work)
     return MLESolution(beta=float(x[0]), loglik=loglik, q=q, status=status, work=work.counts(),
                        lambdas=tuple(float(t) for t in x[1:]))
 
 
-def _likelihood(data, value, A, h, x0, work):
+def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
     """``(x, q, l, status)``: ``l = max sum c log(1 + D x)`` subject to ``A x + h >= 0`` from
-    near ``x0``, ``q = 1 / (N (1 + D x))``, certified; ``x`` is None without a feasible start.
-    ``D``: the model's features, with ``h - value`` last when ``value`` is given.
+    near ``x0`` (``given``: from ``x0`` itself, see :func:`_given_start`), ``q = 1 / (N (1 + D
+    x))``, certified; ``x`` is None without a feasible start. ``D``: the model's features,
+    with ``h - value`` last when ``value`` is given.
 
     ``q``, ``l`` and the sums of the certificate take one more pass, block by block (a dot
-    product over more than ``_BLOCK`` rows wakes OpenBLAS's threads: see :mod:`elcvx._fast`).
+    product over more than ``BLOCK`` rows wakes OpenBLAS's threads: see :mod:`elcvx._passes`).
     """
     oracle = memo(data.loglik_oracle(work, value))
-    x = _start(A, h, x0, oracle)
+    if given:
+        x = _given_start(A, h, x0, oracle)
+    else:
+        # (Where x0 is outside the domain, the segment from the origin, where every term is 0.)
+        x = _start(A, h, x0, oracle, anchor=np.zeros_like(x0))
     if x is None:
-        return None, None, math.nan, "no feasible start"
-    x, _, status = _solve(oracle, x, A, h)
+        return None, None, math.nan, "no feasible start" + (" (the point given)" if given else "")
+    x, _, status = _solve(oracle, x, A, h, max_iter)
     rows = data.w.size
     work.count(rows)
     q = np.empty(rows)
-    sc = _scratch(3, rows)
+    sc = scratch(3, rows)
     loglik, mass, moments = 0.0, 0.0, np.zeros(len(x))
     with np.errstate(divide="ignore", over="ignore"):  # an atom's edge weight: log1p(-1)
-        for i, j in _blocks(rows):
+        for i, j in blocks(rows):
             D = list(data.Dt[:, i:j])
             if value is not None:
                 D.append(np.subtract(data.h[i:j], value, out=sc[2, :j - i]))
             t = _combine(x, D, sc[0, :j - i], sc[1, :j - i])
             cb = None if data.c is None else data.c[i:j]
-            loglik += _wsum(cb, np.log1p(t, out=sc[1, :j - i]))
+            loglik += wsum(cb, np.log1p(t, out=sc[1, :j - i]))
             qb = q[i:j]
             t += 1.0
             t *= data.n
@@ -385,7 +414,9 @@ def _likelihood(data, value, A, h, x0, work):
             mass += float(cq.sum())
             moments += [np.dot(d, cq) for d in D]
     if status == "optimal":
-        status, _ = _certify(np.r_[1.0 - mass, -moments], np.vstack([h, A.T]), A @ x + h)
+        status, masses = _certify(np.r_[1.0 - mass, -moments], np.vstack([h, A.T]), A @ x + h)
+        if status == "optimal" and value is None and masses.max() > FEAS_TOL:
+            status = "optimal (bound)"  # an extra atom carries mass: x is on its constraint
     return x, q, loglik, status
 
 
@@ -401,25 +432,42 @@ def profile(sample, constraints, v, atoms=None, mle_sol=None) -> ProfileSolution
     return profile_of(Moments(sample, constraints, atoms), v, mle_sol)
 
 
-def profile_of(data, v, mle_sol=None) -> ProfileSolution:
+def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> ProfileSolution:
     """:func:`profile` of a :class:`Moments` model (any value functional ``h``): ``v`` strictly
-    inside the range of ``h``'s expectation; other ``v`` get ``l_v = inf``."""
-    work = _Work()
+    inside the range of ``h``'s expectation, or at an end of a policy's value range where the
+    rows leave no other value (:func:`at_the_edge`); other ``v`` get ``l_v = inf``. Each
+    ``v`` from ``starts[i]`` if given (``(beta, lambda, tau)``), else from the MLE's point."""
+    work = Work()
     v = np.atleast_1d(np.asarray(v, dtype=float))
     out_l, out_b, out_t = np.full(v.shape, math.inf), np.full(v.shape, math.nan), np.full(v.shape, math.nan)
     statuses = set()
     base = None if mle_sol is None else np.r_[mle_sol.beta, mle_sol.lambdas, 0.0]
+    lo, hi = data.value_range
     for i, vi in enumerate(v):
-        if not -1.0 < vi < 1.0:
-            continue  # outside every value functional's range here (|E_Q h| <= 1)
+        if not lo < vi < hi:
+            if at_the_edge(data, vi):
+                mle_sol = mle_sol if mle_sol is not None else mle_of(data)
+                statuses.add(mle_sol.status)
+                out_l[i], out_b[i], out_t[i] = mle_sol.loglik, mle_sol.beta, 0.0
+            continue
         A, h = data.atom_rows(value=vi)
-        x, _, loglik, status = _likelihood(data, vi, A, h, base if base is not None else
-                                           np.zeros(A.shape[1]), work)
+        x0 = starts[i] if starts is not None else base if base is not None else np.zeros(A.shape[1])
+        x, _, loglik, status = _likelihood(data, vi, A, h, np.asarray(x0, dtype=float), work,
+                                           max_iter, starts is not None)
         statuses.add(status)
         if x is not None:
             out_l[i], out_b[i], out_t[i] = loglik, x[0], x[-1]
     status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts())
+
+
+def at_the_edge(data, v):
+    """Whether ``v`` is an end of a policy's value range that ``Q`` can reach: ``v = 0`` when
+    every row's ``w u`` is 0, ``v = 1`` when every row's ``w u`` is ``w`` (the atoms take the
+    same reward); then the profile likelihood at ``v`` is the MLE's."""
+    if data.value_range != (0.0, 1.0):
+        return False
+    return (v == 0.0 and not np.any(data.h)) or (v == 1.0 and not np.any(data.w - data.h))
 
 
 def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
@@ -431,11 +479,13 @@ def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
     return lower_bound_of(Moments(sample, constraints, atoms, side=side), loglik, quantile, mle_sol)
 
 
-def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
+def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
+                   max_iter=MAX_ITER) -> BoundSolution:
     """:func:`lower_bound` of a :class:`Moments` model: ``min E_Q[h]`` over the likelihood
     ball, ``h`` at its least ``h_lo`` on the atoms (``gamma + beta w_k + lambda . g_k + h_lo
-    >= 0`` there)."""
-    work = _Work()
+    >= 0`` there); from ``start`` (``(gamma, beta, lambda)``) if given, else from the
+    profile's quadratic approximation at the MLE."""
+    work = Work()
     n = data.n
     e = data.h
     K = math.exp(-(loglik + 0.5 * quantile) / n)
@@ -443,7 +493,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
     # f is a value of size at most K mean(|h|) (AM-GM): an absolute floor of that size on the
     # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
     # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
-    reach = min(1.0, K * _wsum(data.c, np.abs(e)) / n)
+    reach = min(1.0, K * wsum(data.c, np.abs(e)) / n)
     raw, state = _bound_oracle(data.Ft, e, data.c, n, K, lin, work, floor=reach)
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
@@ -453,7 +503,12 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
         # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (h = 0 everywhere)",
                              work=work.counts())
-    if mle_sol is not None and np.isfinite(mle_sol.beta):
+    if mle_sol is not None and _within_reach_of_zero(data, K, lin, B, floor):
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (bound within 1e-13 of 0)",
+                             work=work.counts())
+    if start is not None:
+        y = _given_start(B, floor, start, oracle)
+    elif mle_sol is not None and np.isfinite(mle_sol.beta):
         x_mle = np.r_[mle_sol.beta, mle_sol.lambdas]
         y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
         y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work)
@@ -463,7 +518,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
         nan = math.nan
         return BoundSolution(nan, nan, nan, nan, np.full(data.w.size, nan), "no feasible start",
                              work=work.counts())
-    y, f, status = _solve(oracle, y, B, floor)
+    y, f, status = _solve(oracle, y, B, floor, max_iter)
     if not np.array_equal(state.get("y"), y):
         raw(y)  # q is read from the last evaluation
     kappa = state["kg"] / n
@@ -480,10 +535,33 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None) -> BoundSolution:
                          lambdas=tuple(float(t) for t in y[2:]))
 
 
+def _within_reach_of_zero(data, K, lin, B, floor):
+    """Whether the bound is 0 to within 1e-13 (a ball so wide that ``K`` underflows): with
+    ``h >= 0`` everywhere the bound is at least 0, and by AM-GM (``geomean <= mean``) the dual
+    objective is at most ``K mean(h) + (K mean(F) - lin) . y``; where that slope is
+    non-positive on the whole cone ``B y >= 0`` (it is ``-B' mu`` for some ``mu >= 0``:
+    Farkas), the bound is at most ``K mean(h)``. The dual's supremum would otherwise be
+    approached only as ``y -> 0``, one halving at a time."""
+    if np.any(floor) or data.h.min() < 0:
+        return False
+    n = data.n
+    if not K * wsum(data.c, data.h) / n <= 1e-13:
+        return False
+    c = np.ones(data.w.size) if data.c is None else data.c
+    slope = K * np.r_[1.0, _blockwise(data.Ft, c) / n] - lin
+    if not np.all(np.isfinite(slope)):
+        return False
+    top = float(np.abs(slope).max())
+    if top == 0.0:
+        return True
+    _, off = nnls(B.T, -slope / top)
+    return off <= 1e-12
+
+
 def _blockwise(X, v):
     """``X @ v`` (``v`` along ``X``'s last axis) summed block by block (one thread of
     OpenBLAS: see :func:`_likelihood`)."""
-    return sum(X[..., i:j] @ v[i:j] for i, j in _blocks(v.size))
+    return sum(X[..., i:j] @ v[i:j] for i, j in blocks(v.size))
 
 
 def _bound_rows(atoms, h_lo):

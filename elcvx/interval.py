@@ -86,12 +86,9 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     sides = {}
     statuses = []
     work = mle.work
-    wu = sample.w * sample.u
     for side in ("lower", "upper"):
-        # The upper bound is 1 - the lower bound of 1 - u, whose w (1 - u) is w - w u.
-        b = wu if side == "lower" else np.subtract(sample.w, wu, out=wu)
-        sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method, wu=b,
-                                               model=model)
+        # The upper bound is 1 - the lower bound of 1 - u.
+        sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method, model=model)
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)
         work = (work[0] + sol.work[0], work[1] + sol.work[1])

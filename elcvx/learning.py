@@ -34,7 +34,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 from scipy import optimize
 
-from . import _fast
+from . import _moment
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
 from .sample import Sample
@@ -466,8 +466,11 @@ class _Inner:
     def uses_dpp(self) -> bool:
         return self.dpp_max_rows is not None and self.u.size <= self.dpp_max_rows
 
+    def _sample(self, w, u):
+        return Sample(w, u, counts=self.c, wmin=self.wmin, wmax=self.wmax)
+
     def _mle(self, w):
-        mle = _fast.mle(w, self.u, self.c, self.wmin, self.wmax)
+        mle = _moment.mle(self._sample(w, self.u), ())
         if not _ok(mle.status):
             raise SolverError(f"the fast path did not solve the MLE (status: {mle.status})",
                               solver="elcvx fast path", status=mle.status)
@@ -512,8 +515,8 @@ class _Inner:
         if self.uses_dpp:
             sol, path = self._dpp(w, mle), "cvxpy"
         else:
-            sol = _fast.lower_bound(w, u, c, self.wmin, self.wmax, mle.loglik, self.quantile,
-                                    q_mle=mle.q, beta_mle=mle.beta)
+            sol = _moment.lower_bound(self._sample(w, u), (), mle.loglik, self.quantile,
+                                      mle_sol=mle)
             if not _ok(sol.status):
                 if self.method == "fast":
                     raise SolverError(f"the fast path did not solve the lower bound (status: {sol.status})",

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from elcvx import _moment
-from elcvx._fast import FEAS_TOL, _Work
+from elcvx._passes import FEAS_TOL, Work
 
 _MU_START, _MU_STOP, _MU_FACTOR = 1e-2, 1e-15, 10.0
 _NEWTON_STEPS = 60
@@ -108,7 +108,7 @@ def maximize(oracle, x, A, h):
 
 def mle(data):
     """``(l*, x, passes)`` of a :class:`~elcvx._moment.Moments` model."""
-    work = _Work()
+    work = Work()
     oracle = _three(data.loglik_oracle(work))
     A, h = data.atom_rows()
     x, f, status = maximize(oracle, _start(A, h, np.zeros(A.shape[1]), oracle), A, h)
@@ -118,7 +118,7 @@ def mle(data):
 
 def profile(data, v, x_mle):
     """``(l_v, x, passes)`` at one ``v``, from the MLE's point ``x_mle``."""
-    work = _Work()
+    work = Work()
     A, h = data.atom_rows(value=v)
     oracle = _three(data.loglik_oracle(work, v))
     x, f, status = maximize(oracle, _start(A, h, np.r_[x_mle, 0.0], oracle), A, h)
@@ -128,7 +128,7 @@ def profile(data, v, x_mle):
 
 def lower_bound(data, loglik, quantile, x_mle):
     """``(v_lb, y, passes)``, from the MLE's point ``x_mle = (beta, lambda)``."""
-    work = _Work()
+    work = Work()
     K = math.exp(-(loglik + 0.5 * quantile) / data.n)
     lin = np.r_[1.0, 1.0, data.b]
     oracle, _ = _moment._bound_oracle(data.Ft, data.h, data.c, data.n, K, lin, work)

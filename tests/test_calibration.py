@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import elcvx
-from elcvx import Sample, _bootstrap, _dispatch, _fast, cli
+from elcvx import Sample, _bootstrap, _dispatch, _moment, cli
 from elcvx.errors import InvalidInputError
 from elcvx.experiments import calibration, synthetic
 from elcvx.testing import assert_agree
@@ -35,8 +35,9 @@ def scalar_statistics(w, u, counts, wmin, wmax, v0):
     out = []
     for c in counts:
         keep = c > 0
-        mle = _fast.mle(w[keep], u[keep], c[keep], wmin, wmax)
-        prof = _fast.profile(w[keep], u[keep], c[keep], wmin, wmax, [v0], beta_mle=mle.beta)
+        one = Sample(w[keep], u[keep], counts=c[keep], wmin=wmin, wmax=wmax)
+        mle = _moment.mle(one, ())
+        prof = _moment.profile(one, (), [v0], mle_sol=mle)
         out.append(max(2.0 * (prof.loglik[0] - mle.loglik), 0.0))
     return np.array(out)
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import elcvx
 from elcvx import InvalidInputError, Sample, SolverError
-from elcvx import _fast
+from elcvx import _moment
 from elcvx.learning import (
     DifferentiablePolicy,
     FitResult,
@@ -106,8 +106,9 @@ def test_active_constraints_in_the_gradient_cases():
                                           ("atom at wmax", "optimal (bound)", "wmax"),
                                           ("wmax = inf", "optimal", "wmax")]:
         w, u, counts, wmin, wmax = _case(name)
-        mle = _fast.mle(w, u, counts, wmin, wmax)
-        s = elcvx.interval(Sample(w, u, counts=counts, wmin=wmin, wmax=wmax), method="fast")
+        sample = Sample(w, u, counts=counts, wmin=wmin, wmax=wmax)
+        mle = _moment.mle(sample, ())
+        s = elcvx.interval(sample, method="fast")
         assert mle.status == expect_mle, name
         if expect_atom is None:
             assert max(s.lower.mass_ex, s.lower.wmass_ex) < 1e-8, name
@@ -124,7 +125,7 @@ def test_lower_bound_is_flat_where_both_programs_use_the_atom_at_zero():
     """
     rng = np.random.default_rng(0)
     w, u = rng.uniform(0.5, 3.0, 30), rng.random(30)
-    mle = _fast.mle(w, u, None, 0.0, 5.0)
+    mle = _moment.mle(Sample(w, u, wmin=0.0, wmax=5.0), ())
     assert mle.status == "optimal (bound)" and mle.beta == 1.0
     v, g = value_at(w, u, wmax=5.0)
     assert np.max(np.abs(g)) < 1e-12
@@ -266,9 +267,9 @@ def test_dpp_program_matches_fast_path_and_does_not_recompile(form, monkeypatch)
             warnings.simplefilter("ignore", UserWarning)
             value = prog.solve(w=w, phi=phi)
         sol = read_solution(prog)
-        mle = _fast.mle(w, u, None, 0.0, wmax)
-        fast = _fast.lower_bound(w, u, None, 0.0, wmax, mle.loglik, CHI2_95, q_mle=mle.q,
-                                 beta_mle=mle.beta)
+        one = Sample(w, u, wmin=0.0, wmax=wmax)
+        mle = _moment.mle(one, ())
+        fast = _moment.lower_bound(one, (), mle.loglik, CHI2_95, mle_sol=mle)
         assert_agree(value, fast.value, what=f"{form} value, w #{k}")
         assert_agree(sol.q, fast.q, scale=1.0 / n, tol=1e-4, what=f"{form} q, w #{k}")
         assert_agree([sol.beta, sol.gamma], [fast.beta, fast.gamma], tol=1e-4, what="duals")
@@ -601,7 +602,7 @@ def test_auto_falls_back_to_cvxpy_where_the_fast_path_fails(bandit_log, monkeypa
     or, above it or when the program fails too, by elcvx.interval's certified cvxpy path. The
     reference is the fast path on the same weights."""
     import elcvx.programs.learning as pl
-    from elcvx import _fast as fast_module
+    from elcvx import _moment as fast_module
     from elcvx.learning import _Inner
 
     bandit, (X, a, p, r) = bandit_log

@@ -56,7 +56,8 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from .. import _fast
+from .. import _moment
+from ..sample import Sample
 from .._solutions import BoundSolution
 from ..errors import InvalidInputError
 from .base import Program
@@ -105,7 +106,7 @@ def dro_phi(w, *, counts=None, wmin=0.0, wmax, quantile) -> float:
     w = np.asarray(w, dtype=float)
     c = None if counts is None else np.asarray(counts, dtype=float)
     n = float(w.size) if c is None else float(c.sum())
-    mle = _fast.mle(w, np.zeros_like(w), c, float(wmin), float(wmax))  # u is unused by the MLE
+    mle = _moment.mle(Sample(w, np.zeros_like(w), counts=c, wmin=float(wmin), wmax=float(wmax)), ())
     return -n * math.log(n) - mle.loglik - 0.5 * float(quantile)
 
 
@@ -297,9 +298,9 @@ def compile_times(sizes=(100, 1000, 10000), *, form="dual", seed=0, repeats=3):
             prog.solve()
             solves.append(time.perf_counter() - t0 - subs[-1])
             t0 = time.perf_counter()
-            mle = _fast.mle(wk, u, None, 0.0, 20.0)
-            _fast.lower_bound(wk, u, None, 0.0, 20.0, mle.loglik, 3.841459, q_mle=mle.q,
-                              beta_mle=mle.beta)
+            one = Sample(wk, u, wmin=0.0, wmax=20.0)
+            mle = _moment.mle(one, ())
+            _moment.lower_bound(one, (), mle.loglik, 3.841459, mle_sol=mle)
             fasts.append(time.perf_counter() - t0)
         sub, build = float(np.median(subs)), float(np.median(builds))
         rows.append(dict(N=n, form=form, dpp_compile=compile_, dpp_substitute=sub,

@@ -1,26 +1,17 @@
-"""The fast path: numpy/scipy solvers for the EL programs, on their low-dimensional duals.
+"""A reference for the paper's programs (no constraint): the specialised solvers that elcvx's
+fast path used before every program went through one active-set method (elcvx._moment).
 
-Never imports cvxpy. All functions work on rewards ``u`` rescaled to ``[0, 1]``, counts ``c``
-(ones when the sample has none) and ``N = sum(c)``, and return the tuples of
-:mod:`elcvx._solutions`.
+Kept here, outside the package, as an independent implementation to test against (as
+tests/barrier_reference.py is for the constrained programs): a 1-d safeguarded Newton method
+(rtsafe) on the MLE's derivative, a 2-d active-set Newton method in the cone coordinates of
+the bound's dual, and the same 2-d method on the profile's dual with the four corner
+constraints. They share only the block-wise passes (elcvx._passes) with the package.
 
-* MLE: ``beta*`` maximises ``sum c log(1 + beta (w - 1))`` on ``[-1/(wmax-1), 1/(1-wmin)]``;
-  the derivative is decreasing, so a safeguarded Newton iteration on it (Newton steps kept
-  inside a bracket that shrinks with every evaluation) converges quadratically. One evaluation
-  is one pass over the data (one division, two dot products).
-* Lower bound: with ``kappa`` eliminated in closed form the dual is the 2-variable concave
-  problem ``max K geomean_c(gamma + beta w + w u) - gamma - beta`` over the cone
-  ``gamma + beta wmin >= 0``, ``gamma + beta wmax >= 0`` (docs/primal-dual.md, section 3). In the coordinates
-  ``p = gamma + beta wmin``, ``m = gamma + beta wmax`` (or ``m = beta`` when ``wmax = inf``) the
-  cone is the non-negative quadrant, so an active-set Newton method needs only bound
-  constraints, plus the log's domain (``a_n > 0``) at the extreme weights of the rows with
-  ``w u = 0``, kept as barriers that steps stop short of. One evaluation is one pass: one
-  ``log``, one division and five dot products.
-
-Each pass goes over the rows in blocks of ``_BLOCK`` rows, so that its temporaries stay in the
-cache. Each solution reports the passes its computation made and the rows they read.
-* Profile: ``sup sum c log(1 + beta (w - 1) + tau (w u - v))`` over the four corner constraints,
-  by the same active-set Newton method with general linear constraints.
+* MLE: ``beta*`` maximises ``sum c log(1 + beta (w - 1))`` on ``[-1/(wmax-1), 1/(1-wmin)]``.
+* Lower bound: ``max K geomean_c(gamma + beta w + w u) - gamma - beta`` over ``gamma + beta
+  wmin >= 0``, ``gamma + beta wmax >= 0``, in the coordinates ``p = gamma + beta wmin``, ``m =
+  (gamma + beta wmax)/wmax``, where the cone is the non-negative quadrant.
+* Profile: ``sup sum c log(1 + beta (w - 1) + tau (w u - v))`` over the four corners.
 """
 
 from __future__ import annotations
@@ -29,52 +20,17 @@ import math
 
 import numpy as np
 
-from ._solutions import BoundSolution, MLESolution, ProfileSolution
+from elcvx._bootstrap import _corner_constraints
+from elcvx._passes import FEAS_TOL, GAP_TOL
+from elcvx._passes import Work as _Work
+from elcvx._passes import blocks as _blocks
+from elcvx._passes import scratch as _scratch
+from elcvx._passes import wsum as _wsum
+from elcvx._solutions import BoundSolution, MLESolution, ProfileSolution
 
 _MAX_ITER = 200
-# Samples with more rows than this start the MLE's Newton iteration from a subsample's solution.
 _SUBSAMPLE_ABOVE = 1 << 18
 _SUBSAMPLE_SIZE = 1 << 16
-# A pass over the data goes block by block: a block's temporaries (a few arrays of this many
-# doubles) stay in the L2 cache, so each input is read once from memory, not once per operation.
-# Up to 10,000 rows OpenBLAS computes a dot product in one thread; above, it wakes others, which
-# took 0.1-1 ms per call instead of 3 us when the cores were busy (measured on this machine).
-# Blocks are of equal size, at most _BLOCK rows: as few as possible (each costs ~1 us per numpy
-# call), and no small remainder block.
-_BLOCK = 10_000
-
-
-class _Work:
-    """Counts passes over the data (one per evaluation of an objective and its derivatives) and
-    the rows they read (a pass over a subsample reads fewer); one per computation, reported in
-    its solution."""
-
-    def __init__(self):
-        self.passes = 0
-        self.rows = 0
-
-    def count(self, rows: int) -> None:
-        self.passes += 1
-        self.rows += int(rows)
-
-    def counts(self) -> tuple[int, int]:
-        return self.passes, self.rows
-
-
-def _wsum(c, x):
-    """``sum(c * x)``, without the multiplication when every count is one."""
-    return float(x.sum()) if c is None else float(np.dot(c, x))
-
-
-def _blocks(size):
-    """``(start, stop)`` of the blocks of a pass over ``size`` rows."""
-    step = max(-(-size // -(-size // _BLOCK)), 1) if size else 1  # ceil(size / number of blocks)
-    return ((i, min(i + step, size)) for i in range(0, size, step))
-
-
-def _scratch(k, size):
-    """``k`` scratch arrays of one block's length."""
-    return np.empty((k, min(size, _BLOCK)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,13 +405,6 @@ def _zero_reward_weights(w, b):
     return sorted({lo, hi}) if lo <= hi else []
 
 
-# The certificate's tolerances: a primal mass may be negative by at most FEAS_TOL, and the
-# primal objective may exceed the dual one by at most GAP_TOL * max(1, |v|) (shared with the
-# cvxpy path's certificates).
-FEAS_TOL = 1e-8
-GAP_TOL = 1e-8
-
-
 def _certify_bound(x, f, g):
     """``"optimal"`` if the dual point ``x`` (cone coordinates) certifies the lower bound ``f``.
 
@@ -617,21 +566,6 @@ def lower_bound(w, u, c, wmin, wmax, loglik, quantile, q_mle=None, beta_mle=0.0,
 # Profile likelihood
 # ---------------------------------------------------------------------------------------------
 _HUGE_WEIGHT = 1e150  # the profile's 2-d Newton method takes weights up to this
-
-
-def _corner_constraints(wmin, wmax, v):
-    """``G x <= h`` for ``1 + beta (w - 1) + tau (w r - v) >= 0`` at the corners."""
-    rows, rhs = [], []
-    for wk in (wmin, wmax):
-        for rk in (0.0, 1.0):
-            if np.isinf(wk):
-                # Divide by w and let w -> inf: beta + tau r >= 0.
-                rows.append([-1.0, -rk])
-                rhs.append(0.0)
-            else:
-                rows.append([-(wk - 1.0), -(wk * rk - v)])
-                rhs.append(1.0)
-    return np.array(rows), np.array(rhs)
 
 
 def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
