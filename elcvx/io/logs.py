@@ -87,36 +87,33 @@ def read_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
             f"{path} is a Vowpal Wabbit dsjson log: its columns are fixed, and the target "
             "policy's probabilities come separately (read_dsjson(path, target_prob=...); on the "
             "command line, --target-prob-file)")
-    names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
-    if fmt == "parquet" or fmt in ("csv", "tsv"):
+    doc = None
+    if fmt in ("parquet", "csv", "tsv"):
         present = _table_columns(path, fmt)
-        weight, target_prob, logging_prob, reward, cost = _resolve_columns(
-            present, weight, target_prob, logging_prob, reward, cost)
-        names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
-        df = read_table(path, columns=names, format=fmt, progress=progress)
     elif (doc := _json_document(path, progress)) is not None:
         # One JSON document (a records array, an object of columns): its columns are known.
         present = list(doc.columns)
+    elif weight is None and target_prob is None or reward is None and cost is None:
+        # JSON lines have no header: default names are resolved on the first record.
+        try:
+            first = json.loads(_first_line(path, "JSON lines") or "{}")
+        except ValueError:
+            _read_jsonl(path, [], False)  # raises, naming the malformed line
+            raise
+        present = list(first) if isinstance(first, dict) else []
+    else:
+        present = None  # every name is given
+    if present is not None:
         weight, target_prob, logging_prob, reward, cost = _resolve_columns(
             present, weight, target_prob, logging_prob, reward, cost)
-        names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
+    names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
+    if doc is None:
+        df = read_table(path, columns=names, format=fmt, progress=progress)
+    else:
         _missing_columns(path, names, present)
         if len(doc) == 0:
             raise InvalidInputError(f"{path} has no data rows")
         df = doc[list(dict.fromkeys(names))]
-    else:
-        # JSON lines have no header: default names are resolved on the first record.
-        if weight is None and target_prob is None or reward is None and cost is None:
-            try:
-                first = json.loads(_first_line(path, "JSON lines") or "{}")
-            except ValueError:
-                _read_jsonl(path, [], False)  # raises, naming the malformed line
-                raise
-            weight, target_prob, logging_prob, reward, cost = _resolve_columns(
-                list(first) if isinstance(first, dict) else [], weight, target_prob,
-                logging_prob, reward, cost)
-        names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
-        df = read_table(path, columns=names, format=fmt, progress=progress)
     sample, described = _sample_from_frame(
         df, path, prefix=f"{path}: ", weight=weight, target_prob=target_prob, logging_prob=logging_prob,
         reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin,

@@ -64,10 +64,9 @@ def read_table(path, *, columns=None, format=None, progress=None):
     return df
 
 
-def _arrow_csv():
-    pa = _require("pyarrow", "io", "reading CSV logs")
-    pc = _require("pyarrow.csv", "io", "reading CSV logs")
-    return pa, pc
+def _arrow(part: str, what: str):
+    """pyarrow and its submodule ``part`` (``"csv"``, ``"parquet"``), which ``what`` needs."""
+    return _require("pyarrow", "io", what), _require(f"pyarrow.{part}", "io", what)
 
 
 def _csv_name(sep) -> str:
@@ -75,7 +74,7 @@ def _csv_name(sep) -> str:
 
 
 def _csv_header(path, sep):
-    pa, pc = _arrow_csv()
+    pa, pc = _arrow("csv", "reading CSV logs")
     what = _csv_name(sep)
     try:
         with _Opened(path, progress=False, text=what) as f:
@@ -92,7 +91,7 @@ def _csv_header(path, sep):
 def _csv_table(path, sep, columns, types, progress, threads):
     """Stream a CSV file into an Arrow table; a row with the wrong number of fields is an error
     naming its line (pyarrow knows line numbers when it parses on one thread)."""
-    pa, pc = _arrow_csv()
+    pa, pc = _arrow("csv", "reading CSV logs")
     bad = []
 
     def on_bad_row(row):
@@ -121,7 +120,7 @@ def _csv_table(path, sep, columns, types, progress, threads):
 
 def _read_csv(path, columns, sep, progress):
     pd = _pandas()
-    pa, pc = _arrow_csv()
+    pa, pc = _arrow("csv", "reading CSV logs")
     header = _csv_header(path, sep)
     _no_duplicates(path, header, columns)
     if columns is None:
@@ -151,23 +150,28 @@ def _read_csv(path, columns, sep, progress):
     return df
 
 
-def _read_parquet(path, columns, progress):
-    pd = _pandas()
-    pq = _require("pyarrow.parquet", "io", "reading Parquet logs")
-    pa = _require("pyarrow", "io", "reading Parquet logs")
+def _parquet_file(path, progress):
+    """pyarrow and the ``ParquetFile`` at ``path`` (read into memory first when it is gzipped)."""
+    pa, pq = _arrow("parquet", "reading Parquet logs")
     try:
         if _is_gzip(path):
             with _Opened(path, progress=progress) as f:
-                source = pa.BufferReader(f.read())
-        else:
-            source = path
-        pf = pq.ParquetFile(source)
+                return pa, pq.ParquetFile(pa.BufferReader(f.read()))
+        return pa, pq.ParquetFile(path)
+    except (pa.ArrowException, OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InvalidInputError(f"cannot read {path} as Parquet: {exc}") from None
+
+
+def _read_parquet(path, columns, progress):
+    pd = _pandas()
+    pa, pf = _parquet_file(path, progress)
+    try:
         names = pf.schema_arrow.names
         _no_duplicates(path, names, columns)
         if columns is not None:
             _missing_columns(path, columns, names)
         bar = Progress(f"elcvx: reading {os.path.basename(path)}", max(pf.metadata.num_rows, 1),
-                        progress_enabled(progress, os.path.getsize(path)), unit="rows")
+                       progress_enabled(progress, os.path.getsize(path)), unit="rows")
         batches, done = [], 0
         try:
             for batch in pf.iter_batches(columns=columns, batch_size=1 << 18):
@@ -189,13 +193,5 @@ def _read_parquet(path, columns, progress):
 
 def _table_columns(path, fmt):
     if fmt == "parquet":
-        pq = _require("pyarrow.parquet", "io", "reading Parquet logs")
-        pa = _require("pyarrow", "io", "reading Parquet logs")
-        try:
-            if _is_gzip(path):
-                with _Opened(path, progress=False) as f:
-                    return pq.ParquetFile(pa.BufferReader(f.read())).schema_arrow.names
-            return pq.read_schema(path).names
-        except (pa.ArrowException, OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise InvalidInputError(f"cannot read {path} as Parquet: {exc}") from None
+        return _parquet_file(path, False)[1].schema_arrow.names
     return _csv_header(path, "\t" if fmt == "tsv" else ",")
