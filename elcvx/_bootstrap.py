@@ -32,8 +32,8 @@ import math
 
 import numpy as np
 
-from . import _dispatch
-from . import _validation as iv
+from . import _calibration, _dispatch
+from ._extra_atom import extra_atom
 from .errors import InvalidInputError
 from .sample import Sample
 
@@ -63,8 +63,6 @@ def rng(random_state) -> np.random.Generator:
 
 def world(sample, mle_sol):
     """The bootstrap world: rows ``(w, u)``, their probabilities and its value ``v0`` (unit scale)."""
-    from .estimate import extra_atom
-
     c = sample.c
     p = c * mle_sol.q
     w, u = sample.w, sample.u
@@ -129,7 +127,7 @@ def calibrate(sample, level: float, resamples_: int, random_state):
     the chi-square interval covers 97-99.7%: docs/synthetic/calibration.md).
     """
     t, _, _ = statistics(sample, resamples_, rng(random_state))
-    chi2 = iv.quantile("chi2", level, sample.n)
+    chi2 = _calibration.quantile("chi2", level, sample.n)
     return max(chi2, critical_value(t, level)), t
 
 

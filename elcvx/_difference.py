@@ -20,15 +20,16 @@ import math
 
 import numpy as np
 
-from . import _dispatch, _moment
+from . import _calibration, _dispatch, _moment
 from . import _validation as iv
 from .constraints import MomentConstraint
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, DifferenceResult
+from .sample import check_sample
 
 
 def _check_pair(a, b):
-    a, b = iv.sample(a), iv.sample(b)
+    a, b = check_sample(a), check_sample(b)
     if a.n_rows != b.n_rows:
         raise InvalidInputError(
             f"sample_a has {a.n_rows} rows but sample_b has {b.n_rows}: both must be the same log")
@@ -119,7 +120,7 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     if not a.rmin <= rho <= a.rmax:
         raise InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{a.rmin}, {a.rmax}]")
     rho_u = a.to_unit(rho)
-    quantile = iv.quantile(calibration, level, a.n)
+    quantile = _calibration.quantile(calibration, level, a.n)
     if np.array_equal(a.w, b.w) and (a.wmin, a.wmax) == (b.wmin, b.wmax):
         # The same policy: h = 0 on every row and atom, so every Q gives exactly 0.
         return DifferenceResult(0.0, ConfidenceInterval(0.0, 0.0), 0.0, 0.0, level, calibration,

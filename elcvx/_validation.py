@@ -1,9 +1,13 @@
-"""Input validation: the one place where user input is checked (the scipy.stats ``_iv`` idea)."""
+"""Input validation: the one place where user input is checked (the scipy.stats ``_iv`` idea).
+
+Every error raised here is an :class:`~elcvx.errors.InvalidInputError` whose attributes repeat
+its message's facts: ``field`` (the argument), and for an array's entry ``index``, ``value`` and
+``reason`` (see :func:`entry_error`).
+"""
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from .errors import InvalidInputError
 
@@ -19,20 +23,12 @@ def plural(k, noun: str) -> str:
     return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
 
 
-def _show(x) -> str:
-    return np.array2string(np.asarray(x), threshold=6, edgeitems=3)
-
-
-def sample(value):
-    """Check that ``value`` is an :class:`elcvx.Sample` and return it."""
-    from .sample import Sample  # sample.py imports this module
-
-    if not isinstance(value, Sample):
-        raise InvalidInputError(
-            f"sample must be an elcvx.Sample, got {type(value).__name__}; build one with "
-            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)"
-        )
-    return value
+def entry_error(name: str, index: int, value, reason: str) -> InvalidInputError:
+    """The error for entry ``index`` of the array ``name``: the message ``name[index]=value
+    reason`` (e.g. ``w[3]=inf is not finite (1 such value)``), and each part as an attribute, so
+    that a log reader can name the line of the file instead of the index."""
+    return InvalidInputError(f"{name}[{index}]={value!r} {reason}", field=name, index=index,
+                             value=value, reason=reason)
 
 
 def option(name: str, value, valid) -> str:
@@ -43,8 +39,8 @@ def option(name: str, value, valid) -> str:
     """
     if not isinstance(value, str) or value not in valid:
         raise InvalidInputError(
-            f"{name}={value!r} is not valid; choose one of {', '.join(map(repr, valid))}"
-        )
+            f"{name}={value!r} is not valid; choose one of {', '.join(map(repr, valid))}",
+            field=name, value=value)
     return str(value)
 
 
@@ -52,17 +48,28 @@ def finite_scalar(name: str, value, *, allow_inf: bool = False) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise InvalidInputError(f"{name}={value!r} is not a number") from None
+        raise InvalidInputError(f"{name}={value!r} is not a number", field=name,
+                                value=value) from None
     if np.isnan(x) or (np.isinf(x) and not allow_inf):
-        raise InvalidInputError(f"{name}={value!r} must be finite")
+        raise InvalidInputError(f"{name}={value!r} must be finite", field=name, value=value)
+    return x
+
+
+def _open_unit(name: str, value) -> float:
+    x = finite_scalar(name, value)
+    if not 0.0 < x < 1.0:
+        raise InvalidInputError(f"{name}={value!r} must lie strictly between 0 and 1",
+                                field=name, value=value)
     return x
 
 
 def confidence_level(value) -> float:
-    x = finite_scalar("confidence_level", value)
-    if not 0.0 < x < 1.0:
-        raise InvalidInputError(f"confidence_level={value!r} must lie strictly between 0 and 1")
-    return x
+    return _open_unit("confidence_level", value)
+
+
+def pmin(value) -> float:
+    """The smallest probability the logging policy gives any action: in ``(0, 1)``."""
+    return _open_unit("pmin", value)
 
 
 def _array(name: str, value) -> np.ndarray:
@@ -78,30 +85,31 @@ def _array(name: str, value) -> np.ndarray:
             raise InvalidInputError(
                 f"{name} is a masked array with {masked} masked value{'s' * (masked > 1)}: "
                 f"masked values are not supported; drop those rows (e.g. {name}.compressed() "
-                f"and the same rows of the other arrays) or fill them ({name}.filled(...))"
-            )
+                f"and the same rows of the other arrays) or fill them ({name}.filled(...))",
+                field=name)
         value = np.ma.getdata(value)
     try:
         raw = np.asarray(value)
         if raw.ndim > 1:
-            raise InvalidInputError(f"{name} must be 1-dimensional, got shape {raw.shape}")
+            raise InvalidInputError(f"{name} must be 1-dimensional, got shape {raw.shape}",
+                                    field=name)
         if np.iscomplexobj(raw):
+            reason = (f"is complex: only real numbers are supported (pass {name}.real if the "
+                      "imaginary parts are rounding noise)")
             flat = raw.reshape(-1)
+            if not flat.size:
+                raise InvalidInputError(f"{name} (dtype {raw.dtype}) {reason}", field=name)
             nonzero = np.flatnonzero(flat.imag)
             i = int(nonzero[0]) if nonzero.size else 0
-            entry = f"{name}[{i}]={complex(flat[i])!r}" if flat.size else f"{name} (dtype {raw.dtype})"
-            raise InvalidInputError(
-                f"{entry} is complex: only real numbers are supported "
-                f"(pass {name}.real if the imaginary parts are rounding noise)"
-            )
+            raise entry_error(name, i, complex(flat[i]), reason)
         # A copy that owns its data (frozen() relies on it): reshape before copying, not after.
         return np.array(raw.reshape(-1) if raw.ndim == 0 else raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InvalidInputError):
             raise
         raise InvalidInputError(
-            f"{name} must be an array of numbers, got {type(value).__name__} {_short(value)}"
-        ) from None
+            f"{name} must be an array of numbers, got {type(value).__name__} {_short(value)}",
+            field=name) from None
 
 
 def _short(value) -> str:
@@ -132,14 +140,11 @@ def vector(name: str, value, *, n: int | None = None, length_of: str = "w") -> n
     """A non-empty 1-d float64 array of finite values (copied, read-only)."""
     x = _array(name, value)
     if x.size == 0:
-        raise InvalidInputError(f"{name} is empty: at least one example is needed")
-    bad = ~np.isfinite(x)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(
-            f"{name}[{i}]={float(x[i])!r} is not finite ({plural(int(bad.sum()), 'such value')})")
+        raise InvalidInputError(f"{name} is empty: at least one example is needed", field=name)
+    first_bad(name, x, ~np.isfinite(x), "is not finite")
     if n is not None and x.size != n:
-        raise InvalidInputError(f"{name} has length {x.size} but {length_of} has length {n}")
+        raise InvalidInputError(f"{name} has length {x.size} but {length_of} has length {n}",
+                                field=name)
     return frozen(x)
 
 
@@ -147,47 +152,20 @@ def points(name: str, value) -> np.ndarray:
     """Candidate values: a number or 1-d array of numbers, possibly empty or infinite, not NaN
     (copied, read-only)."""
     x = _array(name, value)
-    bad = np.isnan(x)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(
-            f"{name}[{i}]={float(x[i])!r} is not a number ({plural(int(bad.sum()), 'such value')})")
+    first_bad(name, x, np.isnan(x), "is not a number")
     return frozen(x)
 
 
 def within(name: str, x: np.ndarray, low: float, high: float, *, hint: str = "") -> None:
     """Raise unless every element of ``x`` lies in ``[low, high]``."""
-    bad = (x < low) | (x > high)
+    first_bad(name, x, (x < low) | (x > high), f"is outside [{low!r}, {high!r}]", hint=hint)
+
+
+def first_bad(name: str, x: np.ndarray, bad: np.ndarray, reason: str, *, hint: str = "",
+              count: bool = True) -> None:
+    """Raise :func:`entry_error` at the first ``True`` of ``bad``: ``reason``, then how many
+    entries are bad (unless ``count`` is false), then ``hint``."""
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(
-            f"{name}[{i}]={float(x[i])!r} is outside [{low!r}, {high!r}] "
-            f"({plural(int(bad.sum()), 'such value')}){hint}"
-        )
-
-
-def quantile(calibration: str, confidence: float, n: float) -> float:
-    """The likelihood-ratio threshold ``q`` of an interval ``{v : 2(L_mle - L(v)) <= q}``.
-
-    ``"chi2"``: the chi-square(1) quantile of the paper's text (Wilks' theorem).
-    ``"f"``: the F(1, N-1) quantile used by the authors' replication code; larger than the
-    chi-square quantile at small N and equal to it as N grows. Returns ``inf`` (the whole reward
-    range) when N < 2 under ``"f"``.
-    """
-    option("calibration", calibration, CALIBRATIONS)
-    if calibration == "chi2":
-        return float(stats.chi2.ppf(confidence, 1))
-    if n < 2:
-        return float("inf")
-    return float(stats.f.ppf(confidence, 1, n - 1))
-
-
-def pvalue(calibration: str, statistic, n: float):
-    """Upper-tail probability of a likelihood-ratio statistic under the calibration's law."""
-    option("calibration", calibration, CALIBRATIONS)
-    statistic = np.asarray(statistic, dtype=float)
-    if calibration == "chi2":
-        return stats.chi2.sf(statistic, 1)
-    if n < 2:
-        return np.ones_like(statistic)
-    return stats.f.sf(statistic, 1, n - 1)
+        how_many = f" ({plural(int(bad.sum()), 'such value')})" if count else ""
+        raise entry_error(name, i, float(x[i]), f"{reason}{how_many}{hint}")

@@ -34,7 +34,7 @@ from scipy import stats
 from . import _validation as iv
 from .errors import InvalidInputError
 from .results import BaselineEstimate, BaselineInterval
-from .sample import Sample
+from .sample import Sample, check_sample
 
 __all__ = ["ips", "snips", "clipped_dr", "emp", "gaussian_interval", "clopper_pearson_interval"]
 
@@ -89,7 +89,7 @@ def ips(sample) -> BaselineEstimate:
     >>> ips(s).value       # (0 + 2 + 1 + 0.5) / 4
     0.875
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     return BaselineEstimate(_user(sample, _ips_unit(sample)), "ips", sample.n)
 
 
@@ -110,7 +110,7 @@ def snips(sample) -> BaselineEstimate:
     >>> round(snips(s).value, 6)   # 3.5 / 4.5
     0.777778
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     ws, _ = _scaled(sample.w)  # the ratio is that of the unscaled sums
     sw = float(np.dot(sample.c, ws))
     if sw == 0.0:
@@ -143,7 +143,7 @@ def clipped_dr(sample, *, rho=None) -> BaselineEstimate:
     >>> clipped_dr(s).value   # 0.5 + (0 + 1 + 0 + 0.25) / 4
     0.8125
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     rho_u = _rho_unit(sample, rho)
     xs, e = _scaled(sample.w * (sample.u - rho_u))
     value = rho_u + math.ldexp(float(np.dot(sample.c, xs)) / sample.n, e)
@@ -178,10 +178,10 @@ def emp(sample) -> BaselineEstimate:
     >>> round(emp(s).value, 4)
     0.7839
     """
-    sample = iv.sample(sample)
-    from .estimate import estimate  # function-local: the core may be imported lazily
+    sample = check_sample(sample)
+    from . import _dispatch  # function-local: the solvers are imported when first needed
 
-    q = np.asarray(estimate(sample).q, dtype=float)
+    q = np.asarray(_dispatch.mle(sample, "auto")[0].q, dtype=float)
     cq = sample.c * q
     value = float(np.dot(cq, sample.w * sample.u)) / float(cq.sum())
     return BaselineEstimate(_user(sample, value), "emp", sample.n)
@@ -240,7 +240,7 @@ def gaussian_interval(sample, *, confidence_level=0.95, ddof=1) -> BaselineInter
     >>> round(low, 4), round(high, 4)      # 0.875 -+ 1.96 * 0.8539 / 2
     (0.0382, 1.0)
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     level = iv.confidence_level(confidence_level)
     ddof = iv.finite_scalar("ddof", ddof)
     if ddof < 0:
@@ -302,7 +302,7 @@ def clopper_pearson_interval(sample, *, confidence_level=0.95) -> BaselineInterv
     >>> [round(x, 4) for x in clopper_pearson_interval(s)]
     [0.118, 1.0]
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     level = iv.confidence_level(confidence_level)
     center = _user(sample, _ips_unit(sample))
     if np.isinf(sample.wmax):

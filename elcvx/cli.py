@@ -28,7 +28,7 @@ import warnings
 from . import __version__
 from . import _validation as iv
 from .errors import ElcvxError, SolverError
-from .estimate import DEFAULT_RHO, RHO_RULES
+from ._extra_atom import DEFAULT_RHO, RHO_RULES
 
 #: Method names of ``evaluate``'s results, in the order they are printed.
 METHODS = ("el", "ips", "snips", "cr", "gaussian", "binomial")
@@ -361,7 +361,7 @@ def _rho_text(est):
 def _weight_check(s, log, method):
     """The JSON form of ``s.weight_check()`` and its note, unless the log's notes have it (the
     readers of elcvx.io add it; the demo's log is built without them)."""
-    from .io import _weights_note
+    from .io.frames import _weights_note
 
     chk = s.weight_check(method=method)
     field = {"mean": _num(chk.mean), "se": _num(chk.se), "statistic": _num(chk.statistic),
@@ -654,7 +654,7 @@ def _cmd_profile(args):
 
 
 def _matplotlib():
-    from .io import _require
+    from .errors import _require
 
     mpl = _require("matplotlib", "plot", "elcvx profile --plot")
     mpl.use("Agg", force=True)

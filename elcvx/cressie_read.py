@@ -63,10 +63,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import _calibration
 from . import _validation as iv
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, CressieReadBound, CressieReadEstimate, CressieReadInterval
-from .sample import Sample
+from .sample import Sample, check_sample
 
 __all__ = ["CressieReadStats", "estimate", "interval"]
 
@@ -206,7 +207,7 @@ class CressieReadStats:
     @classmethod
     def from_sample(cls, sample) -> CressieReadStats:
         """The statistics of a whole :class:`~elcvx.Sample` (its counts and bounds)."""
-        sample = iv.sample(sample)
+        sample = check_sample(sample)
         out = cls(wmin=sample.wmin, wmax=sample.wmax, rmin=sample.rmin, rmax=sample.rmax)
         out._add_rows(sample)
         return out
@@ -355,7 +356,7 @@ class CressieReadStats:
         iv.option("calibration", calibration, iv.CALIBRATIONS)
         self._require_data()
         n = float(self._n)
-        q = iv.quantile(calibration, level, n)
+        q = _calibration.quantile(calibration, level, n)
         if not math.isfinite(q):
             return CressieReadInterval(self.rmin, self.rmax, level, calibration, q, None, None, n,
                                        status=f"whole range: no {calibration} quantile at N={n:g}")

@@ -118,7 +118,7 @@ def convert_openml(frame, target: str, *, seed: int, max_rows: int = MAX_ROWS):
     >>> table.columns.tolist(), table["cat__color"].tolist(), table["label"].tolist()
     (['size', 'cat__color', 'label'], [0, 1, 0], [0, 1, 0])
     """
-    from .io import _pandas
+    from .io.columns import _pandas
 
     pd = _pandas()
     if target not in frame.columns:
@@ -174,7 +174,7 @@ def _sklearn_fetch():
     try:
         from sklearn.datasets import fetch_openml as fetch
     except ImportError:
-        from .io import MissingDependencyError
+        from .errors import MissingDependencyError
 
         raise MissingDependencyError("downloading the OpenML datasets needs scikit-learn, which is "
                                      "not installed: pip install 'elcvx[data]'") from None

@@ -1,9 +1,11 @@
-"""Exceptions raised by elcvx.
+"""Exceptions raised by elcvx, and the import of optional dependencies that names their extra.
 
 Every error the package raises on purpose is an :class:`ElcvxError`. Bad input is an
 :class:`InvalidInputError`, which is also a :class:`ValueError`, so ``except ValueError`` keeps
 working in code written against numpy and scipy.
 """
+
+import importlib
 
 
 class ElcvxError(Exception):
@@ -11,7 +13,31 @@ class ElcvxError(Exception):
 
 
 class InvalidInputError(ElcvxError, ValueError):
-    """Input that cannot describe a valid problem; the message names the field and value."""
+    """Input that cannot describe a valid problem; the message names the field and value.
+
+    The same facts are attributes, for code that reports them in its own terms (the log readers
+    of :mod:`elcvx.io` turn an entry of ``w`` into a line of the file). Each is ``None`` when the
+    error does not concern one.
+
+    Attributes
+    ----------
+    field : str or None
+        The offending argument, e.g. ``"w"``, ``"counts"``, ``"wmax"``.
+    index : int or None
+        The position of the first offending entry of an array argument.
+    value : object or None
+        The offending value (that entry, for an array).
+    reason : str or None
+        What is wrong with that entry: the message's text after ``field[index]=value``, e.g.
+        ``"is not finite (1 such value)"``.
+    """
+
+    def __init__(self, message, *, field=None, index=None, value=None, reason=None):
+        super().__init__(message)
+        self.field = field
+        self.index = index
+        self.value = value
+        self.reason = reason
 
 
 class SolverError(ElcvxError, RuntimeError):
@@ -44,3 +70,18 @@ class WeightWarning(UserWarning):
 
     The command line prints the same text as a ``note:`` line instead.
     """
+
+
+class MissingDependencyError(ElcvxError, ImportError):
+    """An optional dependency (an extra of elcvx) is not installed; the message names the extra."""
+
+
+def _require(module: str, extra: str, what: str):
+    """Import ``module``, which ``what`` needs, or raise :class:`MissingDependencyError` naming the
+    extra of elcvx that installs it (``pip install 'elcvx[extra]'``)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependencyError(
+            f"{what} needs {module.split('.')[0]}, which is not installed: pip install 'elcvx[{extra}]'"
+        ) from None

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _bootstrap, _dispatch
+from . import _bootstrap, _calibration, _dispatch
 from . import _validation as iv
 from . import constraints as mc
+from ._extra_atom import extra_atom
 from .errors import InvalidInputError
-from .estimate import extra_atom
 from .results import BoundResult, IntervalResult, ProfileResult
+from .sample import check_sample
 
 
 def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2",
@@ -73,7 +74,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     >>> round(low, 4), round(high, 4)
     (0.29, 0.9838)
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
@@ -108,7 +109,7 @@ def _threshold(sample, calibration, level, method, model, resamples, random_stat
     """``(quantile, sorted bootstrap statistics or None, mle, path)``: the calibration's threshold,
     after the MLE (which the bootstrap resamples from)."""
     if calibration != "bootstrap":
-        quantile = iv.quantile(calibration, level, sample.n)
+        quantile = _calibration.quantile(calibration, level, sample.n)
         mle, path = _dispatch.mle(sample, method, model) if np.isfinite(quantile) else (None, method)
         return quantile, None, mle, path
     if model is not None:
@@ -181,7 +182,7 @@ def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=Non
     >>> res.statistic.round(4).tolist()
     [1.3241, inf]
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
     level = iv.confidence_level(confidence_level)
@@ -194,9 +195,10 @@ def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=Non
     sol, path = _dispatch.profile(sample, sample.to_unit(v_user), mle, method, model)
     statistic = np.maximum(2.0 * (sol.loglik - mle.loglik), 0.0)
     if calibration == "bootstrap":
-        pvalue = np.maximum(iv.pvalue("chi2", statistic, sample.n), _bootstrap.pvalue(t, statistic))
+        pvalue = np.maximum(_calibration.pvalue("chi2", statistic, sample.n),
+                            _bootstrap.pvalue(t, statistic))
     else:
-        pvalue = iv.pvalue(calibration, statistic, sample.n)
+        pvalue = _calibration.pvalue(calibration, statistic, sample.n)
     return ProfileResult(v=v_user, statistic=statistic, pvalue=pvalue,
                          beta=sol.beta, tau=sol.tau, calibration=calibration, n=sample.n,
                          method=path, work=(mle.work[0] + sol.work[0], mle.work[1] + sol.work[1]))

@@ -34,10 +34,10 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 from scipy import optimize
 
-from . import _moment
+from . import _calibration, _moment
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
-from .sample import Sample
+from .sample import Sample, check_sample
 
 OBJECTIVES = ("lower_bound", "estimate", "ips")
 SOLVERS = ("alternating", "direct")
@@ -363,7 +363,7 @@ class VowpalWabbitPolicy:
             raise InvalidInputError(f"args={args!r} must be a string of VW arguments")
         self.args = args
         if workspace is None:
-            from .io import _require
+            from .errors import _require
 
             vw = _require("vowpalwabbit", "vw", "VowpalWabbitPolicy")
             workspace = vw.Workspace(f"--cb_explore {self.n_actions} --cb_type ips --epsilon 0 "
@@ -430,7 +430,7 @@ class _Evaluation(NamedTuple):
 
 def _finite_quantile(calibration, level, n) -> float:
     """The interval's likelihood-ratio threshold; learning needs a finite one."""
-    quantile = iv.quantile(calibration, level, n)
+    quantile = _calibration.quantile(calibration, level, n)
     if not np.isfinite(quantile):
         raise InvalidInputError(f"calibration={calibration!r} has no quantile at N={n:g}: "
                                 "the interval is the whole reward range")
@@ -629,7 +629,7 @@ def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, ca
     >>> round((value_and_grad(elcvx.Sample(w, s.r, wmax=10))[0] - v) / h, 4)  # finite difference
     0.1463
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     iv.option("objective", objective, OBJECTIVES)
     iv.option("method", method, iv.METHODS)
     level = iv.confidence_level(confidence_level)
@@ -691,7 +691,7 @@ def lower_bound_weights(sample, *, confidence_level=0.95, calibration="chi2", me
     >>> lower_bound_weights(s).round(4).tolist()  # rewarded, heavily weighted rows lose weight
     [2.4704, 0.2124, 0.3975, 0.6754]
     """
-    sample = iv.sample(sample)
+    sample = check_sample(sample)
     iv.option("scale", scale, WEIGHT_SCALES)
     iv.option("method", method, iv.METHODS)
     level = iv.confidence_level(confidence_level)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _calibration
 from . import _validation as iv
 from .errors import InvalidInputError
 
@@ -133,13 +134,17 @@ class Sample:
         rmin = iv.finite_scalar("rmin", rmin)
         rmax = iv.finite_scalar("rmax", rmax)
         if wmin < 0:
-            raise InvalidInputError(f"wmin={wmin!r} must be >= 0 (importance weights are ratios of probabilities)")
+            raise InvalidInputError(f"wmin={wmin!r} must be >= 0 (importance weights are ratios "
+                                    "of probabilities)", field="wmin", value=wmin)
         if wmin >= 1:
-            raise InvalidInputError(f"wmin={wmin!r} must be < 1, else E[w] = 1 is impossible")
+            raise InvalidInputError(f"wmin={wmin!r} must be < 1, else E[w] = 1 is impossible",
+                                    field="wmin", value=wmin)
         if not wmax > 1:
-            raise InvalidInputError(f"wmax={wmax!r} must be > 1, else E[w] = 1 is impossible")
+            raise InvalidInputError(f"wmax={wmax!r} must be > 1, else E[w] = 1 is impossible",
+                                    field="wmax", value=wmax)
         if not rmin < rmax:
-            raise InvalidInputError(f"rmin={rmin!r} must be < rmax={rmax!r}")
+            raise InvalidInputError(f"rmin={rmin!r} must be < rmax={rmax!r}", field="rmin",
+                                    value=rmin)
         if not np.isfinite(rmax - rmin):
             # Rewards are rescaled by rmax - rmin: an infinite range would make every u 0 or NaN.
             raise InvalidInputError(f"rmin={rmin!r}, rmax={rmax!r}: the range rmax - rmin must be "
@@ -153,16 +158,14 @@ class Sample:
         iv.within("r", r, rmin, rmax, hint=" (the rewards must lie in [rmin, rmax])")
         if counts is not None:
             counts = iv.vector("counts", counts, n=w.size)
-            bad = ~(counts > 0)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InvalidInputError(f"counts[{i}]={float(counts[i])!r} must be > 0")
+            iv.first_bad("counts", counts, ~(counts > 0), "must be > 0", count=False)
             with np.errstate(over="ignore"):
                 n = float(counts.sum())
             if not np.finfo(float).tiny <= n < np.inf:
                 # Each row's probability is about counts / N: N must be finite and 1/N too.
                 raise InvalidInputError(f"counts sum to N={n!r}; the number of examples must be "
-                                        "finite and at least 2.2e-308 (rescale the counts)")
+                                        "finite and at least 2.2e-308 (rescale the counts)",
+                                        field="counts", value=n)
         else:
             n = float(w.size)
         for name, value in (("w", w), ("r", r), ("counts", counts), ("wmin", wmin), ("wmax", wmax),
@@ -227,18 +230,12 @@ class Sample:
         target = iv.vector("target_prob", target_prob)
         logging = iv.vector("logging_prob", logging_prob, n=target.size, length_of="target_prob")
         iv.within("target_prob", target, 0.0, 1.0)
-        bad = ~((logging > 0) & (logging <= 1))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InvalidInputError(f"logging_prob[{i}]={float(logging[i])!r} must lie in (0, 1]")
+        iv.first_bad("logging_prob", logging, ~((logging > 0) & (logging <= 1)),
+                     "must lie in (0, 1]", count=False)
         if pmin is not None:
-            pmin = iv.finite_scalar("pmin", pmin)
-            if not 0 < pmin < 1:
-                raise InvalidInputError(f"pmin={pmin!r} must lie strictly between 0 and 1")
-            low = logging < pmin * (1 - 1e-12)
-            if low.any():
-                i = int(np.flatnonzero(low)[0])
-                raise InvalidInputError(f"logging_prob[{i}]={float(logging[i])!r} is below pmin={pmin!r}")
+            pmin = iv.pmin(pmin)
+            iv.first_bad("logging_prob", logging, logging < pmin * (1 - 1e-12),
+                         f"is below pmin={pmin!r}", count=False)
         if wmax is None:
             wmax = np.inf if pmin is None else 1.0 / pmin
         w = target / logging
@@ -253,7 +250,8 @@ class Sample:
 
         ``weight=`` or ``target_prob=`` and ``logging_prob=``, ``reward=`` or ``cost=``,
         ``count=`` name the columns; the bounds are as in :meth:`from_probs` (plus ``cmin``,
-        ``cmax`` for costs). See :func:`elcvx.io.sample_from_dataframe` (needs pandas).
+        ``cmax`` for costs). The same as :func:`elcvx.io.sample_from_dataframe` (needs pandas),
+        which it calls: the readers build samples, so this module does not import them.
         """
         from .io import sample_from_dataframe
 
@@ -340,7 +338,7 @@ class Sample:
         mean, se = self._weight_moments()
         mle, _ = _dispatch.mle(self, method)
         statistic = max(2.0 * float(mle.loglik), 0.0)
-        pvalue = float(iv.pvalue("chi2", statistic, self.n))
+        pvalue = float(_calibration.pvalue("chi2", statistic, self.n))
         with np.errstate(over="ignore", invalid="ignore"):
             cq = mle.q if self.counts is None else self.counts * mle.q
             wmass = max(1.0 - float(np.dot(cq, self.w)), 0.0)
@@ -374,3 +372,12 @@ class Sample:
             if isinstance(state.get(name), np.ndarray) and state[name].flags.writeable:
                 state = {**state, name: iv.frozen(state[name])}
         self.__dict__.update(state)
+
+
+def check_sample(value) -> Sample:
+    """``value``, checked to be a :class:`Sample` (the estimators' first step)."""
+    if not isinstance(value, Sample):
+        raise InvalidInputError(
+            f"sample must be an elcvx.Sample, got {type(value).__name__}; build one with "
+            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)", field="sample", value=value)
+    return value

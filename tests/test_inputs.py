@@ -211,3 +211,43 @@ def test_profile_still_accepts_scalars_infinities_and_empty(small):
     assert prof.v.shape == (1,)
     assert elcvx.profile(small, [-np.inf, np.inf]).statistic.tolist() == [np.inf, np.inf]
     assert elcvx.profile(small, []).statistic.shape == (0,)
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 15: an error's facts are attributes as well as words
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [0, 3])
+def test_a_bad_weight_names_field_index_and_value(k):
+    w = np.ones(5)
+    w[k] = 7.0
+    w[4] = 8.0
+    with pytest.raises(InvalidInputError) as info:
+        Sample(w, [0.5] * 5, wmax=5)
+    err = info.value
+    assert (err.field, err.index, err.value) == ("w", k, 7.0)
+    assert err.reason == "is outside [0.0, 5.0] (2 such values) (the weights must lie in [wmin, wmax])"
+    assert str(err) == f"w[{k}]=7.0 {err.reason}"  # the message is the one users always saw
+
+
+@pytest.mark.parametrize("build, field, index, value", [
+    (lambda: Sample([1.0, np.inf], [0.5, 0.5]), "w", 1, np.inf),
+    (lambda: Sample([1.0, 1.0], [0.5, 0.5], counts=[1.0, -2.0]), "counts", 1, -2.0),
+    (lambda: Sample.from_probs([1.0, 1.0], [0.5, 0.0], [0.5, 0.5]), "logging_prob", 1, 0.0),
+    (lambda: Sample.from_probs([1.0], [0.05], [0.5], pmin=0.1), "logging_prob", 0, 0.05),
+    (lambda: Sample([1.0], [0.5], wmax=0.5), "wmax", None, 0.5),
+    (lambda: Sample.from_probs([1.0], [0.5], [0.5], pmin=2), "pmin", None, 2),
+    (lambda: elcvx.estimate([1.0]), "sample", None, [1.0]),
+])
+def test_sample_validation_sets_the_fields(build, field, index, value):
+    with pytest.raises(InvalidInputError) as info:
+        build()
+    err = info.value
+    assert (err.field, err.index, err.value) == (field, index, value)
+    assert (err.reason is None) == (index is None)
+
+
+def test_the_fields_are_optional_and_keyword_only():
+    err = InvalidInputError("a message")
+    assert str(err) == "a message" and (err.field, err.index, err.value, err.reason) == (None,) * 4
+    with pytest.raises(TypeError):
+        InvalidInputError("a message", "w")

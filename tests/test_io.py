@@ -399,3 +399,24 @@ def test_names_that_only_look_duplicated_are_read(tmp_path):
     assert eio.read_log(csv, weight="w.1", reward="r", wmax=6).sample.w.tolist() == [5.0, 6.0]
     jsonl = lines_file(tmp_path, "ok.jsonl", '{"w": 1, "r": 0.5, "c": {"w": 3, "w": 4}, "s": "w"}\n')
     assert eio.read_log(jsonl, wmax=5).sample.w.tolist() == [1.0]
+
+
+def test_the_line_of_a_bad_value_comes_from_the_errors_index(tmp_path, monkeypatch):
+    # Row k of the data (0-based) is line k + 2 of a CSV file: the reader names it from
+    # InvalidInputError.index and keeps the field, index and value Sample's check set.
+    rows = "".join(f"{w},1\n" for w in (1, 2, 1, 9, 1, 8))
+    path = lines_file(tmp_path, "bad.csv", "w,reward\n" + rows)
+    with pytest.raises(InvalidInputError) as info:
+        eio.read_log(path, wmax=5)
+    err = info.value
+    assert (err.field, err.index, err.value) == ("w", 3, 9.0)
+    assert str(err) == (f"{path}: line 5: weight (column 'w') = 9.0 is outside [0.0, 5.0] "
+                        "(2 such values) (the weights must lie in [wmin, wmax])")
+    # The words of Sample's message are not read: another wording reaches the reader unchanged.
+    from elcvx import _validation
+
+    original = _validation.entry_error
+    monkeypatch.setattr(_validation, "entry_error",
+                        lambda name, i, value, reason: original(name, i, value, "REWORDED"))
+    with pytest.raises(InvalidInputError, match=r"line 5: weight \(column 'w'\) = 9\.0 REWORDED$"):
+        eio.read_log(path, wmax=5)

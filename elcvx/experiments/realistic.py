@@ -322,7 +322,7 @@ def train_logging_policy(X, y, n_actions, strategy, rng, *, log=None):
     bandit feedback, from which :func:`train_reward_predictor` learns); ``h`` is the same with
     or without it.
     """
-    from ..io import _require
+    from ..errors import _require
 
     vw = _require("vowpalwabbit", "vw", "the realistic experiments")
     ws = vw.Workspace(f"--cb_explore {n_actions} {strategy_args(strategy)} --quiet --random_seed 0")
@@ -348,7 +348,7 @@ def train_reward_predictor(X, actions, rewards, n_actions, *, passes: int = REWA
     logged predicts 0. Returns the ``n_actions`` Workspaces (:func:`predict_rewards`; ``finish``
     each when done).
     """
-    from ..io import _require
+    from ..errors import _require
 
     vw = _require("vowpalwabbit", "vw", "the realistic experiments")
     feats = _features(X)

@@ -21,6 +21,9 @@ from .empirical_likelihood import (
 )
 from .cressie_read import cr_estimate_primal, cr_lower_bound_primal
 
+# The inner problem of lower-bound policy learning (elcvx.learning), a DPP program in w(pi).
+from .learning import DPP_MAX_ROWS, dro_inner, dro_inner_dual, dro_inner_primal, dro_phi
+
 __all__ = [
     "Program",
     "CLARABEL_SETTINGS",
@@ -32,9 +35,9 @@ __all__ = [
     "lower_bound_dual",
     "cr_estimate_primal",
     "cr_lower_bound_primal",
+    "dro_inner",
+    "dro_inner_primal",
+    "dro_inner_dual",
+    "dro_phi",
+    "DPP_MAX_ROWS",
 ]
-
-# The inner problem of lower-bound policy learning (elcvx.learning), a DPP program in w(pi).
-from .learning import DPP_MAX_ROWS, dro_inner, dro_inner_dual, dro_inner_primal, dro_phi
-
-__all__ += ["dro_inner", "dro_inner_primal", "dro_inner_dual", "dro_phi", "DPP_MAX_ROWS"]

@@ -1,0 +1,303 @@
+"""From a DataFrame's columns to a :class:`~elcvx.Sample`: :func:`sample_from_dataframe`, and the
+one place where a log becomes a sample (:func:`_sample_from_frame`, :func:`_build_sample`),
+where an error about a value is said of the line (or row) it came from and where the weights
+are checked (:func:`_check_weights`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from .. import _validation as iv
+from ..errors import ElcvxError, InvalidInputError, WeightWarning
+from ..sample import Sample
+from .columns import _missing_columns, _no_duplicates, _pandas, _shown
+
+# The package's folder (elcvx/, above this one): warnings point at the first frame outside it.
+_ELCVX = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _locator(index):
+    """index position -> "line 7" / "row 3" for error messages."""
+    name = getattr(index, "name", None)
+    if name in ("line", "row", "record"):
+        return lambda i: f"{name} {index[i]}"
+    return lambda i: f"row {index[i]!r}"
+
+
+def _numeric(name: str, values, where) -> np.ndarray:
+    """A float array from a column; names the first entry that is not a number or is missing."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "biuf":
+        out = arr.astype(np.float64)
+    else:
+        out = np.empty(arr.shape, dtype=np.float64)
+        for i, v in enumerate(arr.tolist()):
+            if v is None:
+                out[i] = np.nan
+                continue
+            if isinstance(v, (bool, int, float)):
+                out[i] = float(v)
+                continue
+            try:
+                out[i] = float(v)
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"{where(i)}: {name} is {iv._short(v)}, not a number") from None
+    nan = np.isnan(out)
+    if nan.any():
+        i = int(np.flatnonzero(nan)[0])
+        raise InvalidInputError(
+            f"{where(i)}: {name} has no value ({iv.plural(int(nan.sum()), 'such row')})")
+    return out
+
+
+def _column(df, col: str, where) -> np.ndarray:
+    s = df[col]
+    if s.dtype.kind in "biuf":
+        return _numeric(f"column {col!r}", s.to_numpy(dtype=float, na_value=np.nan), where)
+    pd = _pandas()
+    num = pd.to_numeric(s, errors="coerce")
+    bad = (num.isna() & s.notna()).to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidInputError(f"{where(i)}: column {col!r} is {iv._short(s.iloc[i])}, not a number")
+    return _numeric(f"column {col!r}", num.to_numpy(dtype=float, na_value=np.nan), where)
+
+
+def _reward_range(rmin, rmax, cmin, cmax):
+    """The reward range from a reward range or a cost range (reward = -cost)."""
+    if cmin is not None or cmax is not None:
+        if rmin is not None or rmax is not None:
+            raise InvalidInputError("give the reward range (rmin, rmax) or the cost range "
+                                    "(cmin, cmax), not both")
+        if cmin is None or cmax is None:
+            raise InvalidInputError("give both ends of the cost range: cmin and cmax")
+        cmin = iv.finite_scalar("cmin", cmin)
+        cmax = iv.finite_scalar("cmax", cmax)
+        if not cmin < cmax:
+            raise InvalidInputError(f"cmin={cmin!r} must be < cmax={cmax!r}")
+        return 0.0 - cmax, 0.0 - cmin
+    return (0.0 if rmin is None else rmin), (1.0 if rmax is None else rmax)
+
+
+def _relocate(exc: InvalidInputError, where, fields: dict, cost_range=None, reward=None):
+    """Sample's error about entry ``i`` of an array (``exc.field``, ``exc.index``), said of the
+    line or row it came from: ``line L: <fields[field]> = value <reason>``.
+
+    With ``cost_range`` the rewards are ``-cost`` and a reward out of range is reported as the
+    cost it came from; when the range is the default ``[-1, 0]`` and every cost (``-reward``)
+    lies in ``[0, 1]``, the message suggests that cost range.
+    """
+    if exc.index is None or exc.field not in fields:
+        return exc
+    described = f"{where(exc.index)}: {fields[exc.field]}"
+    if exc.field == "r" and cost_range is not None:
+        cmin, cmax = cost_range
+        reward = np.asarray(reward)
+        outside = int(np.count_nonzero(~((reward >= 0.0 - cmax) & (reward <= 0.0 - cmin))))
+        hint = ""
+        if (cmin, cmax) == (-1.0, 0.0) and np.all((reward <= 0) & (reward >= -1)):
+            hint = ("; every cost lies in [0, 1]: give that cost range, cmin=0, cmax=1 (on the "
+                    "command line, --cmin 0 --cmax 1)")
+        return InvalidInputError(
+            f"{described} = {-float(exc.value)!r} is outside the cost range [{cmin!r}, {cmax!r}] "
+            f"({iv.plural(outside, 'such value')}) (reward = -cost){hint}",
+            field=exc.field, index=exc.index, value=exc.value, reason=exc.reason)
+    return InvalidInputError(f"{described} = {exc.value!r} {exc.reason}", field=exc.field,
+                             index=exc.index, value=exc.value, reason=exc.reason)
+
+
+def _build_sample(*, w=None, target=None, logging=None, reward, counts, wmin, wmax, pmin, rmin,
+                  rmax, where, fields, cost_range=None) -> Sample:
+    """The sample of a log's columns: weights ``w``, or ``target / logging`` probabilities; an
+    error about an entry names its line (:func:`_relocate`)."""
+    try:
+        if pmin is not None and wmax is not None:
+            raise InvalidInputError("give wmax or pmin, not both")
+        if w is None:
+            return Sample.from_probs(target, logging, reward, pmin=pmin, wmax=wmax, wmin=wmin,
+                                     counts=counts, rmin=rmin, rmax=rmax)
+        if pmin is not None:
+            wmax = 1.0 / iv.pmin(pmin)
+        return Sample(w, reward, counts=counts, wmin=wmin, wmax=np.inf if wmax is None else wmax,
+                      rmin=rmin, rmax=rmax)
+    except InvalidInputError as exc:
+        raise _relocate(exc, where, fields, cost_range, reward) from None
+
+
+def _pick(present, *candidates):
+    for c in candidates:
+        if c in present:
+            return c
+    return None
+
+
+def _resolve_columns(present, weight, target_prob, logging_prob, reward, cost):
+    """Fill in default column names; raise naming what is missing."""
+    if weight is not None and (target_prob is not None or logging_prob is not None):
+        raise InvalidInputError("give the weight column or the target and logging probability "
+                                "columns, not both")
+    if (target_prob is None) != (logging_prob is None) and weight is None:
+        given, other = ("target_prob", "logging_prob") if target_prob is not None else \
+            ("logging_prob", "target_prob")
+        raise InvalidInputError(f"{given} is given without {other}: the weight is "
+                                "target_prob / logging_prob, so both columns are needed")
+    if weight is None and target_prob is None:
+        if "target_prob" in present and "logging_prob" in present:
+            target_prob, logging_prob = "target_prob", "logging_prob"
+        else:
+            weight = _pick(present, "weight", "w")
+            if weight is None:
+                raise InvalidInputError(
+                    "no importance weights: name the weight column, or the target and logging "
+                    "probability columns (no column is called 'weight', 'w', or "
+                    f"'target_prob' and 'logging_prob'; the columns are {_shown(present)})")
+    if reward is not None and cost is not None:
+        raise InvalidInputError("give the reward column or the cost column, not both")
+    if reward is None and cost is None:
+        reward = _pick(present, "reward", "r")
+        if reward is None:
+            cost = _pick(present, "cost")
+        if reward is None and cost is None:
+            raise InvalidInputError("no rewards: name the reward (or cost) column (no column is "
+                                    f"called 'reward', 'r' or 'cost'; the columns are {_shown(present)})")
+    return weight, target_prob, logging_prob, reward, cost
+
+
+def sample_from_dataframe(df, *, weight=None, target_prob=None, logging_prob=None, reward=None,
+                          cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None,
+                          rmax=None, cmin=None, cmax=None) -> Sample:
+    """A :class:`~elcvx.Sample` from the columns of a pandas DataFrame.
+
+    Without column names, ``target_prob`` and ``logging_prob`` are used if both exist, else
+    ``weight`` or ``w``; ``reward`` or ``r``, else ``cost``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per logged decision.
+    weight : str, optional
+        Column of importance weights ``w = pi(a|x) / h(a|x)``.
+    target_prob, logging_prob : str, optional
+        Columns of the target and logging policies' probabilities of the logged action
+        (``w = target_prob / logging_prob``); instead of ``weight``.
+    reward : str, optional
+        Column of rewards.
+    cost : str, optional
+        Column of costs, instead of ``reward``: the sample's reward is ``-cost``.
+    count : str, optional
+        Column of positive counts (row ``n`` stands for ``count`` identical examples).
+    wmin, wmax, pmin : float, optional
+        Weight bounds as in :meth:`Sample.from_probs`: ``wmax``, or ``pmin`` (the smallest
+        probability the logging policy gives any action, ``wmax = 1/pmin``), else ``inf``.
+    rmin, rmax : float, optional
+        The reward range, default ``[0, 1]``.
+    cmin, cmax : float, optional
+        The cost range instead (both): the reward range is then ``[-cmax, -cmin]``.
+
+    Returns
+    -------
+    Sample
+
+    Raises
+    ------
+    InvalidInputError
+        A missing column, or a value that is not a number, missing, or out of its range; the
+        message names the column and the row (the line, for frames read by :func:`read_table`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from elcvx import Sample
+    >>> df = pd.DataFrame({"p_target": [1.0, 0.0], "p_log": [0.5, 0.25], "click": [1, 0]})
+    >>> s = Sample.from_dataframe(df, target_prob="p_target", logging_prob="p_log",
+    ...                           reward="click", pmin=0.25)
+    >>> s.w.tolist(), s.wmax
+    ([2.0, 0.0], 4.0)
+    """
+    pd = _pandas()
+    if not isinstance(df, pd.DataFrame):
+        raise InvalidInputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    sample, described = _sample_from_frame(
+        df, "the DataFrame", weight=weight, target_prob=target_prob, logging_prob=logging_prob,
+        reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin,
+        rmax=rmax, cmin=cmin, cmax=cmax)
+    _check_weights(sample, described["w"])
+    return sample
+
+
+def _sample_from_frame(df, source, *, prefix="", weight, target_prob, logging_prob, reward, cost, count,
+                       wmin, wmax, pmin, rmin, rmax, cmin, cmax):
+    present = list(df.columns)
+    weight, target_prob, logging_prob, reward, cost = _resolve_columns(
+        present, weight, target_prob, logging_prob, reward, cost)
+    used = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
+    _no_duplicates(source, present, used)
+    _missing_columns(source, used, present)
+    if len(df) == 0:
+        raise InvalidInputError(f"{source} has no rows: at least one example is needed")
+    rmin, rmax = _reward_range(rmin, rmax, cmin, cmax)
+    located = _locator(df.index)
+    where = (lambda i: f"{prefix}{located(i)}") if prefix else located
+    if weight is not None:
+        w = _column(df, weight, where)
+    else:
+        t = _column(df, target_prob, where)
+        h = _column(df, logging_prob, where)
+    r = _column(df, reward if reward is not None else cost, where)
+    if cost is not None:
+        r = 0.0 - r
+    counts = _column(df, count, where) if count is not None else None
+    fields = {"r": f"reward (column {reward!r})" if reward is not None
+              else f"cost (column {cost!r})",
+              "counts": f"count (column {count!r})"}
+    cost_range = (0.0 - rmax, 0.0 - rmin) if cost is not None else None
+    if weight is not None:
+        fields["w"] = f"weight (column {weight!r})"
+        sample = _build_sample(w=w, reward=r, counts=counts, wmin=wmin, wmax=wmax, pmin=pmin,
+                               rmin=rmin, rmax=rmax, where=where, fields=fields,
+                               cost_range=cost_range)
+        described = {"w": weight}
+    else:
+        fields.update({"w": f"weight ({target_prob} / {logging_prob})",
+                       "target_prob": f"target probability (column {target_prob!r})",
+                       "logging_prob": f"logging probability (column {logging_prob!r})"})
+        sample = _build_sample(target=t, logging=h, reward=r, counts=counts, wmin=wmin,
+                               wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, where=where,
+                               fields=fields, cost_range=cost_range)
+        described = {"w": f"{target_prob} / {logging_prob}"}
+    described["r"] = reward if reward is not None else f"-{cost}"
+    if count is not None:
+        described["counts"] = count
+    return sample, described
+
+
+def _weights_note(check, weights: str) -> str:
+    """``check.message`` naming where the weights came from (``weights``: a column, or
+    ``"target / logging"``); ``""`` when there is nothing to say."""
+    source = weights if "/" in weights else f"column {weights!r}"
+    return check.message.replace("the importance weights", f"the importance weights ({source})", 1)
+
+
+def _check_weights(sample, weights: str) -> tuple:
+    """The note on a log's weights from :meth:`Sample.weight_check` (``()`` when there is none),
+    also issued as a :class:`~elcvx.errors.WeightWarning`. Every reader of this module calls it
+    once, on the sample it hands out: the one place where a log becomes a sample, and where the
+    columns the weights came from (``weights``) are known."""
+    try:
+        check = sample.weight_check()
+    except ElcvxError:  # the MLE failed: the estimate will say so; reading the log did not fail
+        return ()
+    note = _weights_note(check, weights)
+    if not note:
+        return ()
+    # Point the warning at the user's line: the first frame outside elcvx.
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_ELCVX):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(note, WeightWarning, stacklevel=level)
+    return (note,)

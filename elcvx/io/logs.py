@@ -1,0 +1,122 @@
+"""Reading a CSV/TSV, Parquet or JSON-lines log into a :class:`Log`: :func:`read_log`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..errors import InvalidInputError
+from ..sample import Sample
+from .columns import _missing_columns
+from .files import _check_path, _first_line
+from .formats import _format
+from .frames import _check_weights, _resolve_columns, _sample_from_frame
+from .json_tables import _json_document, _read_jsonl
+from .tables import _table_columns, read_table
+
+
+@dataclass(frozen=True, eq=False)
+class Log:
+    """A log read from a file: the :class:`~elcvx.Sample` and where it came from.
+
+    Attributes
+    ----------
+    sample : Sample
+        The weights, rewards (``-cost`` for costs), counts and bounds.
+    path : str
+        The file read.
+    format : str
+        One of :data:`FORMATS`.
+    n_rows : int
+        Data rows (dsjson: events) in the file, skipped ones included.
+    skipped : int
+        Rows left out on purpose (dsjson events with ``"_skipLearn": true``).
+    columns : dict
+        How each quantity was read, e.g. ``{"w": "target_prob / logging_prob", "r": "reward"}``.
+    notes : tuple of str
+        What a reader of the results should know (skipped events, ``pdrop`` handling, a failed
+        :meth:`~elcvx.Sample.weight_check`).
+    """
+
+    sample: Sample
+    path: str
+    format: str
+    n_rows: int
+    skipped: int = 0
+    columns: dict = field(default_factory=dict)
+    notes: tuple = ()
+
+
+def read_log(path, *, format=None, weight=None, target_prob=None, logging_prob=None, reward=None,
+             cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None, rmax=None,
+             cmin=None, cmax=None, progress=None) -> Log:
+    """Read a CSV/TSV, Parquet or JSON-lines log (gzip or not) into a :class:`Log`.
+
+    Only the named columns are read. The column and bound parameters are those of
+    :func:`sample_from_dataframe`; ``format`` and ``progress`` those of :func:`read_table`.
+    Vowpal Wabbit dsjson logs are read by :func:`read_dsjson`.
+
+    Returns
+    -------
+    Log
+        ``.sample`` is the :class:`~elcvx.Sample`. When its weights fail
+        :meth:`~elcvx.Sample.weight_check` (a mean implausibly far from ``E[w] = 1``, or
+        ``wmax = inf`` leaving the estimate dependent on an unobserved weight), ``.notes`` says
+        so and a :class:`~elcvx.errors.WeightWarning` is issued (as by every reader here).
+
+    Raises
+    ------
+    InvalidInputError
+        Unreadable file, missing column, malformed line, a value that is not a number or out of
+        range (each naming the line or row), inconsistent options.
+    MissingDependencyError
+        pandas/pyarrow are not installed (``pip install 'elcvx[io]'``).
+
+    Examples
+    --------
+    >>> from elcvx import io
+    >>> from elcvx.datasets import example_log_path, EXAMPLE_PMIN
+    >>> log = io.read_log(example_log_path(), pmin=EXAMPLE_PMIN)
+    >>> log.sample.n, log.sample.wmax, log.columns
+    (300.0, 16.0, {'w': 'target_prob / logging_prob', 'r': 'reward'})
+    """
+    path = _check_path(path)
+    fmt = _format(path, format)
+    if fmt == "dsjson":
+        raise InvalidInputError(
+            f"{path} is a Vowpal Wabbit dsjson log: its columns are fixed, and the target "
+            "policy's probabilities come separately (read_dsjson(path, target_prob=...); on the "
+            "command line, --target-prob-file)")
+    doc = None
+    if fmt in ("parquet", "csv", "tsv"):
+        present = _table_columns(path, fmt)
+    elif (doc := _json_document(path, progress)) is not None:
+        # One JSON document (a records array, an object of columns): its columns are known.
+        present = list(doc.columns)
+    elif weight is None and target_prob is None or reward is None and cost is None:
+        # JSON lines have no header: default names are resolved on the first record.
+        try:
+            first = json.loads(_first_line(path, "JSON lines") or "{}")
+        except ValueError:
+            _read_jsonl(path, [], False)  # raises, naming the malformed line
+            raise
+        present = list(first) if isinstance(first, dict) else []
+    else:
+        present = None  # every name is given
+    if present is not None:
+        weight, target_prob, logging_prob, reward, cost = _resolve_columns(
+            present, weight, target_prob, logging_prob, reward, cost)
+    names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
+    if doc is None:
+        df = read_table(path, columns=names, format=fmt, progress=progress)
+    else:
+        _missing_columns(path, names, present)
+        if len(doc) == 0:
+            raise InvalidInputError(f"{path} has no data rows")
+        df = doc[list(dict.fromkeys(names))]
+    sample, described = _sample_from_frame(
+        df, path, prefix=f"{path}: ", weight=weight, target_prob=target_prob, logging_prob=logging_prob,
+        reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin,
+        rmax=rmax, cmin=cmin, cmax=cmax)
+    notes = _check_weights(sample, described["w"])
+    return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described, notes=notes)
