@@ -120,7 +120,8 @@ def _quietly(certificate):
 
 @_quietly
 def certify_mle(beta, sample):
-    """``(beta, l*_mle, q)`` if Clarabel's ``beta`` certifies the MLE, else a :class:`Rejected` reason.
+    """``(beta, l*_mle, q, status)`` if Clarabel's ``beta`` certifies the MLE, else a
+    :class:`Rejected` reason (``status``: ``"optimal (bound)"`` where an extra atom carries mass).
 
     From ``beta`` (on the dual's feasible set up to rounding), at most :data:`POLISH_ITER`
     iterations of the fast path's active-set method (:func:`elcvx._moment.mle_of`) must end
@@ -132,7 +133,7 @@ def certify_mle(beta, sample):
     sol = _moment.mle_of(_moment.Moments(sample, ()), start=[beta], max_iter=POLISH_ITER)
     if not sol.status.startswith("optimal"):
         return Rejected(f"not certified from the solver's point ({sol.status})")
-    return sol.beta, sol.loglik, sol.q
+    return sol.beta, sol.loglik, sol.q, sol.status
 
 
 def mle(sample) -> MLESolution:
@@ -160,8 +161,10 @@ def mle(sample) -> MLESolution:
         except SolverError as exc:
             errors.append(exc)
             continue
-        beta, loglik, q = found["sol"]
-        return MLESolution(beta=beta, loglik=loglik, q=q, status=_status(form, MLE_ORDER, program))
+        beta, loglik, q, certified = found["sol"]
+        notes = ["bound"] if certified == "optimal (bound)" else []
+        return MLESolution(beta=beta, loglik=loglik, q=q,
+                           status=_status(form, MLE_ORDER, program, notes=notes))
     raise _fail("the MLE", errors)
 
 
@@ -171,10 +174,10 @@ def _scalar(x):
     return float(np.asarray(x, dtype=float).reshape(-1)[0])
 
 
-def _status(form, order, program, settings_index=None):
-    """``"optimal"``, qualified by the fallbacks that were needed to get there
+def _status(form, order, program, settings_index=None, notes=()):
+    """``"optimal"``, qualified by ``notes`` and the fallbacks that were needed to get there
     (``settings_index``: of the attempt that solved, when it is not the program's log's)."""
-    notes = []
+    notes = list(notes)
     if form != order[0]:
         notes.append(f"{form} formulation")
     index = program.log[-1][0] if settings_index is None and program.log else settings_index

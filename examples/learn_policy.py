@@ -17,7 +17,8 @@ the fit never saw: that one is a valid 95% lower bound. The README's "Learn a po
     python examples/learn_policy.py                 # one log, N = 1000
     python examples/learn_policy.py --seeds 20      # mean over 20 environments and logs
     python examples/learn_policy.py --n 300 --epsilon 0.1   # small sample, large weights
-    python examples/learn_policy.py --timings       # DPP compile time vs N (docs/learning.md)
+
+(The compiled inner program's timings in docs/learning.md are benchmarks/bench_learning.py's.)
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import time
-import warnings
 
 import numpy as np
 
@@ -125,21 +125,6 @@ def run(args):
               "and learner")
 
 
-def timings(args):
-    from elcvx.programs.learning import compile_times
-
-    print(f"DPP program of the inner problem (dro_inner, {args.form} form): seconds")
-    head = f"{'N':>6} {'dpp compile':>12} {'re-substitute':>14} {'const build':>12} {'solve':>8} {'fast path':>10} {'pays after':>11}"
-    print(head)
-    for n in args.sizes:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            (row,) = compile_times((n,), form=args.form)
-        print(f"{row['N']:>6} {row['dpp_compile']:>12.4f} {row['dpp_substitute']:>14.4f} "
-              f"{row['const_build']:>12.4f} {row['solve']:>8.4f} {row['fast']:>10.5f} "
-              f"{row['pays_after']:>8.1f} solves", flush=True)
-
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="logged examples")
@@ -151,19 +136,11 @@ def parse_args(argv=None):
     parser.add_argument("--passes", type=int, default=4)
     parser.add_argument("--confidence-level", type=float, default=0.95)
     parser.add_argument("--no-vw", action="store_true", help="skip Vowpal Wabbit even if installed")
-    parser.add_argument("--timings", action="store_true",
-                        help="measure the DPP program's compile time instead")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
-    parser.add_argument("--form", choices=["dual", "primal"], default="dual")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
-    args = parse_args(argv)
-    if args.timings:
-        timings(args)
-    else:
-        run(args)
+    run(parse_args(argv))
 
 
 if __name__ == "__main__":
