@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import realistic as R
-from . import synthetic as S
+from ._running import format_seconds
+from .synthetic.report import _g, _significance
 from .rho_study import EL_COLUMNS, SYN_COLUMNS, VERSUS
 
 LABELS = {"el": "EL, ρ = ½", "el-snips": "EL, ρ = SNIPS", "el-self": "EL, ρ self-consistent",
@@ -22,7 +23,7 @@ def _synthetic(run) -> list:
     L = ["## The synthetic study: mean squared error per rule", "",
          f"The samples of `elcvx reproduce synthetic` (seed {run['seed']}, {run['replicates']} "
          f"environment draws per N, the same streams: the `el` column is that study's EL). Wall "
-         f"time {R._fmt_s(run['wall'])} with {run['jobs']} job(s), CPU {R._fmt_s(run['cpu'])}; EL "
+         f"time {format_seconds(run['wall'])} with {run['jobs']} job(s), CPU {format_seconds(run['cpu'])}; EL "
          f"solves redone with `method=\"auto\"`: {run['fallbacks']}.", "",
          "MSE (standard error); bold: the lowest of the row. `atom`: share of the draws whose "
          "extra atom carries importance-weighted mass (there the rules differ).", "",
@@ -31,7 +32,7 @@ def _synthetic(run) -> list:
     for n in run["sizes"]:
         vals = [mse[n, c]["mse"] for c in SYN_COLUMNS]
         best = int(np.argmin(vals))
-        cells = [f"{S._g(mse[n, c]['mse'])} ({S._g(mse[n, c]['se'], 2)})" for c in SYN_COLUMNS]
+        cells = [f"{_g(mse[n, c]['mse'])} ({_g(mse[n, c]['se'], 2)})" for c in SYN_COLUMNS]
         cells[best] = f"**{cells[best]}**"
         L.append(f"| {n} | {mse[n, 'el']['atom_share']:.2f} | " + " | ".join(cells) + " |")
     L += ["", "Each rule against the midpoint on the same draws: mean of sq. error(rule) − sq. "
@@ -44,9 +45,9 @@ def _synthetic(run) -> list:
         cells = []
         for c in verdicts:
             p = paired[n, c]
-            v = S._significance(p["mean"], p["se"])
+            v = _significance(p["mean"], p["se"])
             verdicts[c].append((n, v))
-            cells.append(f"{v} {S._g(p['mean'], 2)} ± {S._g(p['se'], 2)}")
+            cells.append(f"{v} {_g(p['mean'], 2)} ± {_g(p['se'], 2)}")
         L.append(f"| {n} | " + " | ".join(cells) + " |")
     L.append("")
     for c, vs in verdicts.items():
@@ -67,8 +68,8 @@ def _realistic(run, table) -> list:
          "(40 datasets; three strategies). Authors' code: the plain EL of their replication "
          "code's README (`shootout/README.md` in github.com/pmineiro/elfcb; 40 datasets), which "
          "sets ρ = SNIPS. `atom`: share of the evaluations whose extra atom carries "
-         f"importance-weighted mass. Wall time {R._fmt_s(run['wall'])} with {run['jobs']} job(s), "
-         f"CPU {R._fmt_s(run['cpu'])}; EL solves redone with `method=\"auto\"`: {run['fallbacks']}.", "",
+         f"importance-weighted mass. Wall time {format_seconds(run['wall'])} with {run['jobs']} job(s), "
+         f"CPU {format_seconds(run['cpu'])}; EL solves redone with `method=\"auto\"`: {run['fallbacks']}.", "",
          "| EL vs. | exploration | ρ = ½ | ρ = SNIPS | ρ self-consistent | paper (of 40) | "
          "authors' code (of 40) | atom |",
          "|---|---|---:|---:|---:|---:|---:|---:|"]
