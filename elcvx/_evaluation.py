@@ -100,13 +100,6 @@ def evaluate_all(sample, estimates=ESTIMATES, intervals=INTERVALS, *,
         raise InvalidInputError(f"{bad[0]!r} is not one of {', '.join(ESTIMATES + INTERVALS)}")
     level = iv.confidence_level(confidence_level)
     model = dict(method=method, constraints=constraints, atoms=atoms)
-    stats = []  # CR(-2)'s sufficient statistics, computed once for its estimate and intervals
-
-    def cr():
-        if not stats:
-            stats.append(cressie_read.CressieReadStats.from_sample(sample))
-        return stats[0]
-
     def el_interval(calibration):
         extra = dict(resamples=resamples, random_state=random_state) if calibration == "bootstrap" else {}
         return interval(sample, confidence_level=level, calibration=calibration, **model, **extra)
@@ -116,14 +109,14 @@ def evaluate_all(sample, estimates=ESTIMATES, intervals=INTERVALS, *,
         "ips": lambda: baselines.ips(sample),
         "snips": lambda: baselines.snips(sample),
         "emp": lambda: baselines.emp(sample),
-        "cr": lambda: cr().estimate(),
+        "cr": lambda: cressie_read.estimate(sample),
         "clipped-dr": lambda: baselines.clipped_dr(sample),
         "constant": lambda: 0.5 * (sample.rmin + sample.rmax),
         "el-chi2": lambda: el_interval("chi2"),
         "el-f": lambda: el_interval("f"),
         "el-bootstrap": lambda: el_interval("bootstrap"),
-        "cr-chi2": lambda: cr().interval(confidence_level=level, calibration="chi2"),
-        "cr-f": lambda: cr().interval(confidence_level=level, calibration="f"),
+        "cr-chi2": lambda: cressie_read.interval(sample, confidence_level=level, calibration="chi2"),
+        "cr-f": lambda: cressie_read.interval(sample, confidence_level=level, calibration="f"),
         "binomial": lambda: baselines.clopper_pearson_interval(sample, confidence_level=level),
         "gaussian": lambda: baselines.gaussian_interval(sample, confidence_level=level),
     }
