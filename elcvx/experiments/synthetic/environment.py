@@ -98,7 +98,7 @@ def max_entropy_weights(weights=WEIGHTS, second_moment=SECOND_MOMENT) -> np.ndar
     --------
     >>> from elcvx.experiments.synthetic import max_entropy_weights
     >>> p = max_entropy_weights((0.0, 2.0, 1000.0), 100.0)
-    >>> [round(float(x), 7) for x in p]
+    >>> [round(float(x), 7) for x in p]  # the rest, (1 - 1000 p_1000)/2, p_1000 = 98/998000
     [0.549, 0.4509018, 9.82e-05]
     """
     w = _check_support(weights)
@@ -211,7 +211,7 @@ def epsilon_greedy_story(weights=WEIGHTS, second_moment=SECOND_MOMENT) -> dict:
     --------
     >>> from elcvx.experiments.synthetic import epsilon_greedy_story
     >>> s = epsilon_greedy_story()
-    >>> s["actions"], s["epsilon"], s["agree"]
+    >>> s["actions"], s["epsilon"], s["agree"]  # 1 + (1 - 1/2) 1000; 501/1000; (1000 - 100)/(1000 - 2)
     (Fraction(501, 1), Fraction(501, 1000), Fraction(450, 499))
     """
     w = _check_support(weights)
