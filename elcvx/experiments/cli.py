@@ -12,7 +12,8 @@ import shlex
 import sys
 
 from ..errors import ElcvxError
-from . import calibration, constraints_study, realistic, rho_study, sequences_study, synthetic
+from . import (calibration, constraints_study, realistic, rho_study, rho_summary, sequences_study,
+               synthetic)
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -204,8 +205,8 @@ def _run_rho(args) -> int:
             rea = rho_study.realistic_ope(args.data_dir, strategies=args.strategies,
                                           datasets=args.datasets, replicates=args.replicates,
                                           jobs=args.jobs, progress=not args.quiet)
-        return (syn, rea), rho_study.write(args.out, synthetic=syn, realistic=rea,
-                                           command=shlex.join(parts))
+        return (syn, rea), rho_summary.write(args.out, synthetic=syn, realistic=rea,
+                                             command=shlex.join(parts))
 
     return _execute(run_all, lambda st: "rho study: " + ", ".join(
         f"{k} in {r['wall']:.1f} s" for k, r in zip(("synthetic", "realistic"), st) if r is not None))

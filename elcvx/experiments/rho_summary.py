@@ -1,13 +1,16 @@
-"""The Markdown summary of ``elcvx reproduce rho`` (:mod:`elcvx.experiments.rho_study`)."""
+"""The outputs of ``elcvx reproduce rho`` (:mod:`elcvx.experiments.rho_study`): its CSVs and
+``summary.md``."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from . import realistic as R
-from ._running import format_seconds
+from ._running import format_seconds, write_csv
 from .synthetic.report import _g, _significance
-from .rho_study import EL_COLUMNS, SYN_COLUMNS, VERSUS
+from .rho_study import EL_COLUMNS, SYN_COLUMNS, VERSUS, realistic_table
 
 LABELS = {"el": "EL, ρ = ½", "el-snips": "EL, ρ = SNIPS", "el-self": "EL, ρ self-consistent",
           "snips": "SNIPS", "cr-2": "CR(−2), ρ = ½", "ips": "IPS", "emp": "EMP"}
@@ -115,3 +118,21 @@ def summary(synthetic, realistic, table, command) -> str:
     if realistic is not None:
         L += _realistic(realistic, table)
     return "\n".join(L)
+
+
+def write(out, *, synthetic=None, realistic=None, command=None) -> list:
+    """Write the CSVs of the runs given and ``summary.md``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    if synthetic is not None:
+        paths.append(write_csv(out / "synthetic_mse.csv", list(synthetic["rows"][0]), synthetic["rows"]))
+        paths.append(write_csv(out / "synthetic_paired.csv", list(synthetic["paired"][0]), synthetic["paired"]))
+    table = None
+    if realistic is not None:
+        table = realistic_table(realistic)
+        paths.append(write_csv(out / "ope_rho.csv.gz", list(realistic["rows"][0]), realistic["rows"]))
+        paths.append(write_csv(out / "table1_rho.csv", list(table[0]), table))
+    p = out / "summary.md"
+    p.write_text(summary(synthetic, realistic, table, command), encoding="utf-8")
+    return paths + [p]

@@ -267,10 +267,10 @@ def write(study, out, *, command: str, plots: bool = True) -> list:
 def _figure(study, wid, path: Path) -> Path:
     """Left: one epsilon-greedy log's sequences and EL looks; right: mean widths against t."""
     from .. import _sequence_plot
-    from ..cli import _matplotlib
+    from .._cli_plot import require_matplotlib
     from ..sequences import betting_sequence, ddrm_sequence
 
-    _matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
 
     n = study["n"]
