@@ -14,6 +14,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from ..errors import InvalidInputError
+
 
 def run_tasks(fn, tasks, jobs: int, collect) -> None:
     """``collect(fn(task))`` for every task, as each finishes: in this process when ``jobs == 1``,
@@ -25,6 +27,13 @@ def run_tasks(fn, tasks, jobs: int, collect) -> None:
     with ProcessPoolExecutor(max_workers=int(jobs)) as pool:
         for fut in as_completed([pool.submit(fn, task) for task in tasks]):
             collect(fut.result())
+
+
+def check_integers(**least) -> None:
+    """Raise InvalidInputError unless each ``name=(value, smallest)`` is an integer >= smallest."""
+    for name, (value, smallest) in least.items():
+        if isinstance(value, bool) or int(value) != value or value < smallest:
+            raise InvalidInputError(f"{name}={value!r} must be an integer >= {smallest}")
 
 
 def format_seconds(s: float) -> str:

@@ -75,6 +75,11 @@ def add_reproduce_parser(subparsers):
     return rep
 
 
+def _sizes_option(args, default) -> list:
+    """``--sizes N ...`` for the command line of a run, when the sizes are not the default."""
+    return ["--sizes"] + [str(n) for n in args.sizes] if list(args.sizes) != list(default) else []
+
+
 def _id_list(text):
     try:
         return [int(t) for t in text.split(",") if t.strip()]
@@ -189,8 +194,7 @@ def _run_rho(args) -> int:
         parts += ["--datasets", ",".join(map(str, args.datasets))] if args.datasets else []
     if "synthetic" in args.studies:
         parts += ["--synthetic-replicates", str(args.synthetic_replicates)]
-        if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
-            parts += ["--sizes"] + [str(n) for n in args.sizes]
+        parts += _sizes_option(args, synthetic.DEFAULT_SIZES)
     parts += ["--jobs", str(args.jobs), "--out", args.out]
     if "realistic" in args.studies and args.data_dir is None:
         print("elcvx: error: --data-dir is needed for the realistic study", file=sys.stderr)
@@ -297,8 +301,7 @@ def _run_calibration(args) -> int:
     parts = ["elcvx", "reproduce", "calibration", "--replicates", str(args.replicates)]
     if args.replicates_at:
         parts += ["--replicates-at"] + [f"{n}={r}" for n, r in args.replicates_at]
-    if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
-        parts += ["--sizes"] + [str(n) for n in args.sizes]
+    parts += _sizes_option(args, synthetic.DEFAULT_SIZES)
     parts += ["--resamples", str(args.resamples), "--seed", str(args.seed), "--jobs", str(args.jobs),
               "--out", args.out]
 
@@ -315,8 +318,7 @@ def _run_calibration(args) -> int:
 def _run_constraints(args) -> int:
     parts = ["elcvx", "reproduce", "constraints", "--replicates", str(args.replicates),
              "--seed", str(args.seed), "--jobs", str(args.jobs), "--out", args.out]
-    if list(args.sizes) != list(constraints_study.DEFAULT_SIZES):
-        parts += ["--sizes"] + [str(n) for n in args.sizes]
+    parts += _sizes_option(args, constraints_study.DEFAULT_SIZES)
 
     def run_all():
         study = constraints_study.run_study(args.sizes, args.replicates, args.seed, jobs=args.jobs,
@@ -385,8 +387,7 @@ def _run_realistic(args) -> int:
 def _command_line(args) -> str:
     parts = ["elcvx", "reproduce", "synthetic", "--replicates", str(args.replicates),
              "--seed", str(args.seed), "--jobs", str(args.jobs), "--out", args.out]
-    if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
-        parts += ["--sizes"] + [str(n) for n in args.sizes]
+    parts += _sizes_option(args, synthetic.DEFAULT_SIZES)
     if args.confidence_level != 0.95:
         parts += ["--confidence-level", f"{args.confidence_level:g}"]
     return shlex.join(parts)

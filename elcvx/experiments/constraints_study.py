@@ -33,7 +33,7 @@ import numpy as np
 
 from .._evaluation import evaluate_all
 from ..errors import InvalidInputError
-from ._running import Progress, format_seconds, machine_description, md_table, run_tasks, write_csv
+from ._running import Progress, check_integers, format_seconds, machine_description, md_table, run_tasks, write_csv
 from .synthetic import replicate_rng
 
 __all__ = ["METHODS", "mean_reward", "reward_model", "logging_policy", "policy_a", "policy_b",
@@ -264,10 +264,7 @@ def run_study(sizes=DEFAULT_SIZES, replicates: int = DEFAULT_REPLICATES, seed: i
     sizes = tuple(int(n) for n in sizes)
     if not sizes or min(sizes) < 10 or len(set(sizes)) != len(sizes):
         raise InvalidInputError(f"sizes={sizes!r} must be distinct sample sizes >= 10")
-    for name, value, least in (("replicates", replicates, 2), ("jobs", jobs, 1),
-                               ("chunk_size", chunk_size, 1), ("seed", seed, 0)):
-        if isinstance(value, bool) or int(value) != value or value < least:
-            raise InvalidInputError(f"{name}={value!r} must be an integer >= {least}")
+    check_integers(replicates=(replicates, 2), jobs=(jobs, 1), chunk_size=(chunk_size, 1), seed=(seed, 0))
     if not 0 < confidence_level < 1:
         raise InvalidInputError(f"confidence_level={confidence_level!r} must lie in (0, 1)")
     stream = stream or sys.stderr

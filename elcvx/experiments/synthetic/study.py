@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import InvalidInputError
-from .._running import Progress, run_tasks
+from .._running import Progress, check_integers, run_tasks
 from . import report
 from .environment import (SECOND_MOMENT, WEIGHTS, _cached_weights, _check_size, draw_environment,
                           replicate_rng)
@@ -206,14 +206,7 @@ def run_study(sizes=DEFAULT_SIZES, replicates: int = DEFAULT_REPLICATES, seed: i
     sizes = tuple(_check_size(n) for n in sizes)
     if not sizes or len(set(sizes)) != len(sizes):
         raise InvalidInputError(f"sizes={sizes!r} must be a non-empty list of distinct sizes")
-    if isinstance(replicates, bool) or int(replicates) != replicates or replicates < 2:
-        raise InvalidInputError(f"replicates={replicates!r} must be an integer >= 2")
-    if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
-        raise InvalidInputError(f"jobs={jobs!r} must be a positive integer")
-    if isinstance(chunk_size, bool) or int(chunk_size) != chunk_size or chunk_size < 1:
-        raise InvalidInputError(f"chunk_size={chunk_size!r} must be a positive integer")
-    if isinstance(seed, bool) or int(seed) != seed or seed < 0:
-        raise InvalidInputError(f"seed={seed!r} must be a non-negative integer")
+    check_integers(replicates=(replicates, 2), jobs=(jobs, 1), chunk_size=(chunk_size, 1), seed=(seed, 0))
     if not 0 < confidence_level < 1:
         raise InvalidInputError(f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
     replicates, jobs, chunk_size, seed = int(replicates), int(jobs), int(chunk_size), int(seed)
