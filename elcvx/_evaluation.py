@@ -37,7 +37,8 @@ class Evaluation:
         ``name -> (low, high)`` for each interval asked for and computed.
     results : dict
         ``name -> result object`` (:class:`~elcvx.EstimateResult`,
-        :class:`~elcvx.IntervalResult`, a baseline's or Cressie-Read's result).
+        :class:`~elcvx.IntervalResult`, a baseline's or Cressie-Read's result; for
+        ``constant``, the float).
     notes : dict
         ``name -> note`` where a result carries one: a baseline's degenerate case (SNIPS when
         every weight is 0), or a Cressie-Read interval's status other than ``"optimal"``.
