@@ -6,9 +6,11 @@ least pmin = 0.25/4 = 1/16 and importance weights are at most 16. The target pol
 different deterministic linear scorer. Rewards are Bernoulli with a logistic model of the
 context and the action. Deterministic: re-running this script rewrites the same file.
 
-    python examples/make_example_log.py
+    python examples/make_example_log.py            # rewrites elcvx/data/example_log.csv
+    python examples/make_example_log.py OUT.csv    # writes the same log elsewhere
 """
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -42,4 +44,4 @@ def main(path=Path(__file__).resolve().parents[1] / "elcvx" / "data" / "example_
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:2])

@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 
 from elcvx.experiments import realistic as R
+from elcvx.experiments.realistic.data import _splits
+from elcvx.experiments.realistic.policies import _features, _target_policy
+from elcvx.experiments.realistic.tasks import _run_ope
 from elcvx.experiments.cli import main as reproduce_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -254,12 +257,12 @@ def test_truth_by_hand_through_the_pipeline():
     """The OPE task's truth equals the target policy's accuracy computed here from the labels."""
     pytest.importorskip("vowpalwabbit")
     ds = R.load_folder(DATA, datasets=[1473])[0]
-    _, _, _, ope, _, info, _ = R._run_ope((ds, 0, "epsilon=0.1", 7, 2, False))
-    init, learn, ev = R._splits(ds, "ope")
+    _, _, _, ope, _, info, _ = _run_ope((ds, 0, "epsilon=0.1", 7, 2, False))
+    init, learn, ev = _splits(ds, "ope")
     h = R.train_logging_policy(ds.X[init], ds.y[init], ds.n_classes, "epsilon=0.1", R.dataset_rng(7, ds.id, 0, 0))
-    P_learn = R.pmf(h, R._features(ds.X[learn]), ds.n_classes)
+    P_learn = R.pmf(h, _features(ds.X[learn]), ds.n_classes)
     h.finish()
-    pi = R._target_policy(ds, learn, P_learn, R.dataset_rng(7, ds.id, 0, 1))
+    pi = _target_policy(ds, learn, P_learn, R.dataset_rng(7, ds.id, 0, 1))
     greedy = pi.probs(ds.X[ev]).argmax(axis=1)
     assert info["truth"] == pytest.approx(np.mean(greedy == ds.y[ev]), abs=1e-15)
     assert all(r["truth"] == info["truth"] for r in ope)
@@ -277,7 +280,7 @@ def test_el_vs_snips_diagnostic_uses_the_table_1_logs():
     spec.loader.exec_module(mod)
     ds = R.load_folder(DATA, datasets=[1473])[0]
     si = R.STRATEGIES.index("epsilon=0.05")
-    _, _, _, ope, _, info, _ = R._run_ope((ds, si, "epsilon=0.05", R.DEFAULT_SEED, 5, False))
+    _, _, _, ope, _, info, _ = _run_ope((ds, si, "epsilon=0.05", R.DEFAULT_SEED, 5, False))
     se, atom = mod.squared_errors(ds, "epsilon=0.05", 5, R.DEFAULT_SEED)
     for name, key in (("el", "el"), ("snips", "snips")):
         expected = [(r["estimate"] - r["truth"]) ** 2 for r in ope if r["estimator"] == key]
@@ -327,7 +330,7 @@ def test_el_cv_rows_and_the_reward_predictor_on_a_small_dataset():
     ds = R.load_folder(DATA, datasets=[1413])[0]  # iris: 150 rows, 3 actions, 30 per split
     strategy, seed, reps = "epsilon=0.1", 7, 3
     si = R.STRATEGIES.index(strategy)
-    _, _, _, ope, ints, info, _ = R._run_ope((ds, si, strategy, seed, reps, True))
+    _, _, _, ope, ints, info, _ = _run_ope((ds, si, strategy, seed, reps, True))
     est = {r["replicate"]: r["estimate"] for r in ope if r["estimator"] == "el-cv"}
     dr = {r["replicate"]: r["estimate"] for r in ope if r["estimator"] == "dr"}
     ivs = {r["replicate"]: (r["low"], r["high"]) for r in ints if r["method"] == "el-cv-chi2"}
@@ -341,10 +344,10 @@ def test_el_cv_rows_and_the_reward_predictor_on_a_small_dataset():
 
     # r_hat by hand: replay h's on-policy loop for its logged actions, then one VW squared-loss
     # regression per action on the rows where it was logged, 4 passes, clipped to [0, 1].
-    init, learn, ev = R._splits(ds, "ope")
+    init, learn, ev = _splits(ds, "ope")
     logged = []
     h = R.train_logging_policy(ds.X[init], ds.y[init], 3, strategy, R.dataset_rng(seed, ds.id, si, 0), log=logged)
-    P_learn, P_eval = R.pmf(h, R._features(ds.X[learn]), 3), R.pmf(h, R._features(ds.X[ev]), 3)
+    P_learn, P_eval = R.pmf(h, _features(ds.X[learn]), 3), R.pmf(h, _features(ds.X[ev]), 3)
     h.finish()
     text = ["| " + " ".join(f"f{j}:{v:.10g}" for j, v in enumerate(x) if v != 0.0) for x in ds.X]
     models = [vw.Workspace("--quiet") for _ in range(3)]
@@ -355,7 +358,7 @@ def test_el_cv_rows_and_the_reward_predictor_on_a_small_dataset():
     r_hat = np.clip([m.predict(text[ev.start + row]) for m in models], 0.0, 1.0)
     for m in models:
         m.finish()
-    pi = R._target_policy(ds, learn, P_learn, R.dataset_rng(seed, ds.id, si, 1))
+    pi = _target_policy(ds, learn, P_learn, R.dataset_rng(seed, ds.id, si, 1))
     pi_row = pi.probs(ds.X[ev.start + row:ev.start + row + 1])[0]
     pi.close()
     assert (P_eval[row] > 0).all()  # epsilon-greedy: every action can be logged

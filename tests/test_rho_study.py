@@ -10,6 +10,9 @@ from elcvx.experiments import realistic as R
 from elcvx.experiments import rho_study as RS
 from elcvx.experiments import synthetic as S
 from elcvx.experiments.cli import main as reproduce_main
+from elcvx.experiments.realistic.tasks import _run_ope
+from elcvx.experiments.synthetic.methods import _EST
+from elcvx.experiments.synthetic.study import _run_chunk
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = R.find_data_dir(ROOT)
@@ -21,10 +24,10 @@ def test_synthetic_columns_are_the_synthetic_study_s_numbers():
     # CR(-2) columns its SNIPS and CR(-2) (S._run_chunk, the study's own code).
     for n in (10, 1000):
         _, _, truth, est, wmass, fallbacks, _ = RS._synthetic_chunk((S.DEFAULT_SEED, n, 0, 6))
-        _, _, truth_s, est_s, *_ = S._run_chunk((S.DEFAULT_SEED, n, 0, 6, 0.95))
+        _, _, truth_s, est_s, *_ = _run_chunk((S.DEFAULT_SEED, n, 0, 6, 0.95))
         np.testing.assert_array_equal(truth, truth_s)
         for col, ref in (("el", "el"), ("snips", "snips"), ("cr-2", "cr")):
-            np.testing.assert_array_equal(est[:, RS.SYN_COLUMNS.index(col)], est_s[:, S._EST.index(ref)])
+            np.testing.assert_array_equal(est[:, RS.SYN_COLUMNS.index(col)], est_s[:, _EST.index(ref)])
         # Where the atom has no mass, every rule gives the same number.
         still = wmass <= 1e-9
         for col in ("el-snips", "el-self"):
@@ -73,7 +76,7 @@ def test_realistic_el_column_is_table_1_s():
     pytest.importorskip("vowpalwabbit")
     ds = R.load_folder(DATA, datasets=[1473])[0]
     si = R.STRATEGIES.index("epsilon=0.05")
-    _, _, _, ope, _, _, _ = R._run_ope((ds, si, "epsilon=0.05", R.DEFAULT_SEED, 4, False))
+    _, _, _, ope, _, _, _ = _run_ope((ds, si, "epsilon=0.05", R.DEFAULT_SEED, 4, False))
     _, _, rows, atoms, fallbacks, _ = RS._realistic_pair((ds, si, "epsilon=0.05", R.DEFAULT_SEED, 4))
     for key in ("el", "ips", "snips", "emp"):
         assert [r["estimate"] for r in rows if r["estimator"] == key] == \

@@ -57,7 +57,7 @@ def test_three_points_are_determined_and_the_dual_agrees():
     # so it is the maximum-entropy law; the general (dual) solver must find the same point.
     A = np.vstack([np.ones(3), WEIGHTS, WEIGHTS**2])
     assert np.linalg.matrix_rank(A) == 3
-    np.testing.assert_allclose(synthetic._max_entropy_dual(WEIGHTS, 100.0), max_entropy_weights(),
+    np.testing.assert_allclose(synthetic.environment._max_entropy_dual(WEIGHTS, 100.0), max_entropy_weights(),
                                rtol=1e-6)
 
 

@@ -27,18 +27,20 @@ import numpy as np
 import elcvx
 from elcvx import baselines
 from elcvx.experiments import realistic as R
+from elcvx.experiments.realistic.data import _splits
+from elcvx.experiments.realistic.policies import _features, _target_policy
 
 VARIANTS = ("el", "el-rho-self", "el-wmax-observed")
 
 
 def squared_errors(ds, strategy, replicates, seed):
     si = R.STRATEGIES.index(strategy)
-    init, learn, ev = R._splits(ds, "ope")
+    init, learn, ev = _splits(ds, "ope")
     K = ds.n_classes
     h = R.train_logging_policy(ds.X[init], ds.y[init], K, strategy, R.dataset_rng(seed, ds.id, si, 0))
-    P_learn, P_eval = R.pmf(h, R._features(ds.X[learn]), K), R.pmf(h, R._features(ds.X[ev]), K)
+    P_learn, P_eval = R.pmf(h, _features(ds.X[learn]), K), R.pmf(h, _features(ds.X[ev]), K)
     h.finish()
-    pi = R._target_policy(ds, learn, P_learn, R.dataset_rng(seed, ds.id, si, 1))
+    pi = _target_policy(ds, learn, P_learn, R.dataset_rng(seed, ds.id, si, 1))
     PI = pi.probs(ds.X[ev])
     pi.close()
     y = ds.y[ev]

@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,9 +30,10 @@ import numpy as np
 from scipy import stats
 
 from .. import _bootstrap
-from ..errors import InvalidInputError, SolverError
+from .._evaluation import evaluate_all
+from ..errors import InvalidInputError
 from . import synthetic
-from .synthetic import _format_seconds, _md_table, _Progress, _write_csv, machine_description
+from ._running import Progress, format_seconds, machine_description, md_table, run_tasks, write_csv
 
 METHODS = {"el-chi2": "EL (chi2)", "el-f": "EL (F)", "el-bootstrap": "EL (bootstrap)"}
 #: Groups of draws by what the sample shows at the largest weight.
@@ -47,16 +47,9 @@ def evaluate(sample, truth: float, rng, *, confidence_level: float = 0.95,
 
     Returns ``(lows, highs, bootstrap_quantile, statistic, K, S)``.
     """
-    import elcvx
-
-    def el(**kw):
-        try:
-            return elcvx.interval(sample, method="fast", confidence_level=confidence_level, **kw)
-        except SolverError:
-            return elcvx.interval(sample, method="auto", confidence_level=confidence_level, **kw)
-
-    res = [el(calibration="chi2"), el(calibration="f"),
-           el(calibration="bootstrap", resamples=resamples, random_state=rng)]
+    ev = evaluate_all(sample, (), _M, confidence_level=confidence_level, resamples=resamples,
+                      random_state=rng)
+    res = [ev.results[m] for m in _M]
     compact = sample.compress()
     stat, _ = _bootstrap.batch_statistics(compact.w, compact.u, compact.c[None, :], compact.wmin,
                                           compact.wmax, float(compact.to_unit(truth)))
@@ -147,8 +140,8 @@ class CalibrationStudy:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         cov, diag = self.coverage_table(), self.diagnosis_table()
-        paths = [_write_csv(out / "calibration.csv", list(cov[0]), cov),
-                 _write_csv(out / "calibration_diagnosis.csv", list(diag[0]), diag)]
+        paths = [write_csv(out / "calibration.csv", list(cov[0]), cov),
+                 write_csv(out / "calibration_diagnosis.csv", list(diag[0]), diag)]
         md = out / "calibration.md"
         md.write_text(_markdown(self, cov, diag, command), encoding="utf-8")
         return paths + [md]
@@ -173,7 +166,7 @@ def run_study(sizes=synthetic.DEFAULT_SIZES, replicates: int = synthetic.DEFAULT
              for n in sizes for a in range(0, per[n], chunk_size)]
     rows = {n: np.empty((per[n], 2 * len(_M) + 5)) for n in sizes}
     done = dict.fromkeys(sizes, 0)
-    bar = _Progress(sum(per.values()), stream or sys.stderr, progress, label="calibration")
+    bar = Progress("calibration", sum(per.values()), enabled=progress, stream=stream or sys.stderr)
     cpu = [0.0]
     t0 = time.perf_counter()
 
@@ -182,15 +175,10 @@ def run_study(sizes=synthetic.DEFAULT_SIZES, replicates: int = synthetic.DEFAULT
         rows[n][start:start + block.shape[0]] = block
         cpu[0] += seconds
         done[n] += block.shape[0]
-        bar.update(n, block.shape[0], done[n], per[n])
+        bar.update(block.shape[0], f"N={n:<8d} {done[n]:>6d}/{per[n]} replicates",
+                   final=done[n] == per[n])
 
-    if jobs == 1:
-        for task in tasks:
-            collect(_run_chunk(task))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for fut in as_completed([pool.submit(_run_chunk, t) for t in tasks]):
-                collect(fut.result())
+    run_tasks(_run_chunk, tasks, jobs, collect)
     return CalibrationStudy(sizes, per, int(seed), float(confidence_level), resamples, rows,
                             time.perf_counter() - t0, cpu[0], jobs)
 
@@ -210,8 +198,8 @@ def _markdown(study: CalibrationStudy, cov, diag, command) -> str:
         f"* elcvx {__version__}; seed {study.seed}; confidence level {study.confidence_level:g}; "
         f"bootstrap resamples B = {study.resamples}.",
         "* Draws per N: " + ", ".join(f"{n}: {study.replicates[n]}" for n in study.sizes) + ".",
-        f"* Wall time {_format_seconds(study.wall_time)} with {study.jobs} worker process(es) on "
-        f"{machine_description()}; CPU time {_format_seconds(study.cpu_time)} "
+        f"* Wall time {format_seconds(study.wall_time)} with {study.jobs} worker process(es) on "
+        f"{machine_description()}; CPU time {format_seconds(study.cpu_time)} "
         f"({1e3 * study.cpu_time / total:.1f} ms per draw, all three intervals and the diagnosis).",
         "",
         "## Coverage (binomial SE) and mean width; bold: below the level by more than 2 SE",
@@ -236,13 +224,13 @@ def _markdown(study: CalibrationStudy, cov, diag, command) -> str:
         table.append(cells)
     header = (["N", "draws"] + [f"coverage {METHODS[m]}" for m in _M] + [f"width {METHODS[m]}" for m in _M]
               + [f"ratio {METHODS[m]}" for m in _M[1:]] + ["raised"])
-    lines += _md_table(header, table)
+    lines += md_table(header, table)
     lines += ["", "## Diagnosis: the chi-square interval's misses by what the sample shows at w = wmax",
               "", "K: examples at the largest weight (w = 1000); S: those of them with reward 1. "
               "miss: the statistic at the true value exceeds the chi-square quantile; high: the "
               "interval lies below V; low: above it. Statistic: mean and 95% quantile "
               f"(chi-square(1): 1 and {stats.chi2.ppf(level, 1):.3f}).", ""]
-    lines += _md_table(["N", "group", "draws", "share", "miss", "high", "low", "mean statistic",
+    lines += md_table(["N", "group", "draws", "share", "miss", "high", "low", "mean statistic",
                         "95% quantile"],
                        [[r["n"], r["group"], r["draws"], f"{r['share']:.3f}", f"{r['miss']:.4f}",
                          f"{r['miss_high']:.4f}", f"{r['miss_low']:.4f}", f"{r['mean_statistic']:.3f}",

@@ -12,7 +12,8 @@ import shlex
 import sys
 
 from ..errors import ElcvxError
-from . import calibration, constraints_study, realistic, rho_study, sequences_study, synthetic
+from . import (calibration, constraints_study, realistic, rho_study, rho_summary, sequences_study,
+               synthetic)
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -72,6 +73,11 @@ def add_reproduce_parser(subparsers):
     _add_calibration(which)
     rep.set_defaults(func=run)
     return rep
+
+
+def _sizes_option(args, default) -> list:
+    """``--sizes N ...`` for the command line of a run, when the sizes are not the default."""
+    return ["--sizes"] + [str(n) for n in args.sizes] if list(args.sizes) != list(default) else []
 
 
 def _id_list(text):
@@ -188,8 +194,7 @@ def _run_rho(args) -> int:
         parts += ["--datasets", ",".join(map(str, args.datasets))] if args.datasets else []
     if "synthetic" in args.studies:
         parts += ["--synthetic-replicates", str(args.synthetic_replicates)]
-        if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
-            parts += ["--sizes"] + [str(n) for n in args.sizes]
+        parts += _sizes_option(args, synthetic.DEFAULT_SIZES)
     parts += ["--jobs", str(args.jobs), "--out", args.out]
     if "realistic" in args.studies and args.data_dir is None:
         print("elcvx: error: --data-dir is needed for the realistic study", file=sys.stderr)
@@ -204,8 +209,8 @@ def _run_rho(args) -> int:
             rea = rho_study.realistic_ope(args.data_dir, strategies=args.strategies,
                                           datasets=args.datasets, replicates=args.replicates,
                                           jobs=args.jobs, progress=not args.quiet)
-        return (syn, rea), rho_study.write(args.out, synthetic=syn, realistic=rea,
-                                           command=shlex.join(parts))
+        return (syn, rea), rho_summary.write(args.out, synthetic=syn, realistic=rea,
+                                             command=shlex.join(parts))
 
     return _execute(run_all, lambda st: "rho study: " + ", ".join(
         f"{k} in {r['wall']:.1f} s" for k, r in zip(("synthetic", "realistic"), st) if r is not None))
@@ -296,8 +301,7 @@ def _run_calibration(args) -> int:
     parts = ["elcvx", "reproduce", "calibration", "--replicates", str(args.replicates)]
     if args.replicates_at:
         parts += ["--replicates-at"] + [f"{n}={r}" for n, r in args.replicates_at]
-    if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
-        parts += ["--sizes"] + [str(n) for n in args.sizes]
+    parts += _sizes_option(args, synthetic.DEFAULT_SIZES)
     parts += ["--resamples", str(args.resamples), "--seed", str(args.seed), "--jobs", str(args.jobs),
               "--out", args.out]
 
@@ -314,8 +318,7 @@ def _run_calibration(args) -> int:
 def _run_constraints(args) -> int:
     parts = ["elcvx", "reproduce", "constraints", "--replicates", str(args.replicates),
              "--seed", str(args.seed), "--jobs", str(args.jobs), "--out", args.out]
-    if list(args.sizes) != list(constraints_study.DEFAULT_SIZES):
-        parts += ["--sizes"] + [str(n) for n in args.sizes]
+    parts += _sizes_option(args, constraints_study.DEFAULT_SIZES)
 
     def run_all():
         study = constraints_study.run_study(args.sizes, args.replicates, args.seed, jobs=args.jobs,
@@ -384,8 +387,7 @@ def _run_realistic(args) -> int:
 def _command_line(args) -> str:
     parts = ["elcvx", "reproduce", "synthetic", "--replicates", str(args.replicates),
              "--seed", str(args.seed), "--jobs", str(args.jobs), "--out", args.out]
-    if list(args.sizes) != list(synthetic.DEFAULT_SIZES):
-        parts += ["--sizes"] + [str(n) for n in args.sizes]
+    parts += _sizes_option(args, synthetic.DEFAULT_SIZES)
     if args.confidence_level != 0.95:
         parts += ["--confidence-level", f"{args.confidence_level:g}"]
     return shlex.join(parts)

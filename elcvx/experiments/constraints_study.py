@@ -22,22 +22,19 @@ listed with its replicate, never dropped.
 """
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from .._evaluation import evaluate_all
 from ..errors import InvalidInputError
-from .synthetic import (_format_seconds, _md_table, _write_csv, machine_description,
-                        replicate_rng)
+from ._running import Progress, check_integers, format_seconds, machine_description, md_table, run_tasks, write_csv
+from .synthetic import replicate_rng
 
 __all__ = ["METHODS", "mean_reward", "reward_model", "logging_policy", "policy_a", "policy_b",
            "true_values", "Log", "draw_log", "evaluate", "run_study", "ConstraintsStudy"]
@@ -137,8 +134,9 @@ def evaluate(log: Log, *, confidence_level: float = 0.95):
     r_hat = reward_model(log.contexts)
 
     def el(sample, **model):
-        ci = elcvx.interval(sample, confidence_level=confidence_level, method="fast", **model)
-        return elcvx.estimate(sample, method="fast", rho="midpoint", **model).value, ci.low, ci.high
+        ev = evaluate_all(sample, ("el",), ("el-chi2",), confidence_level=confidence_level,
+                          rho="midpoint", method="fast", **model)
+        return (ev.estimates["el"], *ev.intervals["el-chi2"])
 
     def joint():
         d = elcvx.difference(sa, sb, confidence_level=confidence_level, method="fast")
@@ -244,15 +242,9 @@ class ConstraintsStudy:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         table = self.summary_rows()
-        written = [_write_csv(out / "summary.csv", list(table[0]), table)]
-        buffer, rep = io.StringIO(), self.replicate_rows()
-        writer = csv.DictWriter(buffer, fieldnames=list(rep[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({k: (f"{v:.8g}" if isinstance(v, float) else v) for k, v in r.items()}
-                         for r in rep)
-        with gzip.GzipFile(out / "replicates.csv.gz", "wb", mtime=0) as fh:  # byte-reproducible
-            fh.write(buffer.getvalue().encode("utf-8"))
-        written.append(out / "replicates.csv.gz")
+        rep = self.replicate_rows()
+        written = [write_csv(out / "summary.csv", list(table[0]), table),
+                   write_csv(out / "replicates.csv.gz", list(rep[0]), rep, digits=8)]
         figures = []
         if plots:
             try:
@@ -272,18 +264,17 @@ def run_study(sizes=DEFAULT_SIZES, replicates: int = DEFAULT_REPLICATES, seed: i
     sizes = tuple(int(n) for n in sizes)
     if not sizes or min(sizes) < 10 or len(set(sizes)) != len(sizes):
         raise InvalidInputError(f"sizes={sizes!r} must be distinct sample sizes >= 10")
-    for name, value, least in (("replicates", replicates, 2), ("jobs", jobs, 1),
-                               ("chunk_size", chunk_size, 1), ("seed", seed, 0)):
-        if isinstance(value, bool) or int(value) != value or value < least:
-            raise InvalidInputError(f"{name}={value!r} must be an integer >= {least}")
+    check_integers(replicates=(replicates, 2), jobs=(jobs, 1), chunk_size=(chunk_size, 1), seed=(seed, 0))
     if not 0 < confidence_level < 1:
         raise InvalidInputError(f"confidence_level={confidence_level!r} must lie in (0, 1)")
     stream = stream or sys.stderr
     tasks = [(int(seed), n, s, min(s + chunk_size, replicates), float(confidence_level))
              for n in sizes for s in range(0, replicates, chunk_size)]
     est, low, high = ({n: np.empty((replicates, len(_M))) for n in sizes} for _ in range(3))
-    errors, cpu, done = [], [0.0], [0]
+    errors, cpu = [], [0.0]
     t0 = time.perf_counter()
+
+    bar = Progress("constraints", len(sizes) * replicates, enabled=progress, stream=stream)
 
     def collect(result):
         n, start, e, lo, hi, err, seconds = result
@@ -291,21 +282,10 @@ def run_study(sizes=DEFAULT_SIZES, replicates: int = DEFAULT_REPLICATES, seed: i
         est[n][sl], low[n][sl], high[n][sl] = e, lo, hi
         errors.extend(err)
         cpu[0] += seconds
-        done[0] += e.shape[0]
-        if progress:
-            total, elapsed = len(sizes) * replicates, time.perf_counter() - t0
-            print(f"[constraints] N={n:<6d} replicates {start}-{start + e.shape[0] - 1} | "
-                  f"{done[0]}/{total} | {len(errors)} failures | elapsed {_format_seconds(elapsed)}"
-                  f", ETA {_format_seconds(elapsed / done[0] * (total - done[0]))}",
-                  file=stream, flush=True)
+        bar.update(e.shape[0], f"N={n:<6d} replicates {start}-{start + e.shape[0] - 1} | "
+                   f"{len(errors)} failures", final=True)
 
-    if jobs == 1:
-        for task in tasks:
-            collect(_run_chunk(task))
-    else:
-        with ProcessPoolExecutor(max_workers=int(jobs)) as pool:
-            for fut in as_completed([pool.submit(_run_chunk, t) for t in tasks]):
-                collect(fut.result())
+    run_tasks(_run_chunk, tasks, int(jobs), collect)
     va, vb = true_values()
     return ConstraintsStudy(sizes, int(replicates), int(seed), float(confidence_level),
                             {"value": va, "difference": va - vb}, est, low, high, sorted(errors),
@@ -363,9 +343,9 @@ def _summary(study: ConstraintsStudy, table, figures, command) -> str:
         f"* elcvx {__version__}; seed {study.seed}; {study.replicates} logs per N (the standard "
         f"error of a coverage of {level:g} is {se:.4f}{why}); sizes {', '.join(map(str, sizes))}; "
         f"confidence level {level:g}; the fast path throughout.",
-        f"* Wall time {_format_seconds(study.wall_time)} ({study.wall_time:.0f} s) with {study.jobs} "
+        f"* Wall time {format_seconds(study.wall_time)} ({study.wall_time:.0f} s) with {study.jobs} "
         f"worker process(es) on {machine_description()}; CPU time "
-        f"{_format_seconds(study.cpu_time)} ({1e3 * study.cpu_time / (len(sizes) * study.replicates):.0f}"
+        f"{format_seconds(study.cpu_time)} ({1e3 * study.cpu_time / (len(sizes) * study.replicates):.0f}"
         " ms per log, all methods).",
         "* Contexts x ~ U[0, 1], K = 3 actions, epsilon-greedy logging (epsilon = 0.3: 0.8 on the "
         "greedy action, 0 for x < 0.5 and 1 otherwise, 0.1 on the others), wmax = 10. Rewards "
@@ -394,7 +374,7 @@ def _summary(study: ConstraintsStudy, table, figures, command) -> str:
             rows.append([n, m, f"**{c}**" if low else c, f"{r['mean_width']:.4f}",
                          f"{r['width_ratio']:.3f}", f"{r['mse']:.3g} ({r['mse_se']:.2g})",
                          r["failures"]])
-    lines += _md_table(["N", "method", "coverage (SE)", "mean width", "width / ref",
+    lines += md_table(["N", "method", "coverage (SE)", "mean width", "width / ref",
                         "MSE (SE)", "failures"], rows) + [""]
     lines += ["## Checks", ""]
     for m, (label, _) in METHODS.items():

@@ -59,26 +59,26 @@ def read_rows(path) -> list:
     return out
 
 
+def _names(rows, key) -> dict:
+    """``name -> name`` for each value of ``key`` in ``rows``, in order of appearance."""
+    return {r[key]: r[key] for r in rows}
+
+
 def _series(rows, key, name):
     sel = sorted((r for r in rows if r[key] == name), key=lambda r: r["n"])
     return sel
 
 
-def _labels(module_attr):
-    from . import synthetic
-
-    return getattr(synthetic, module_attr)
-
-
-def plot_mse(rows, path, *, band: float = 2.0) -> Path:
+def plot_mse(rows, path, *, labels=None, band: float = 2.0) -> Path:
     """Figure 1: MSE against N (log-log), one line per estimator, shaded ``± band`` standard errors.
 
     The paper draws lines ``4`` standard errors wide; ``band=2`` shades the same ``± 2 SE``. A
     second panel shows each estimator's MSE relative to EL's (the differences between the
-    best estimators are invisible on the log scale).
+    best estimators are invisible on the log scale). ``labels``: ``estimator -> legend label``,
+    in the legend's order (default: the rows' names).
     """
     plt = _pyplot()
-    labels = _labels("ESTIMATORS")
+    labels = labels or _names(rows, "estimator")
     fig, (ax, ax_r) = plt.subplots(1, 2, figsize=(11.5, 4.4), gridspec_kw={"width_ratios": [1.25, 1]})
     el = {r["n"]: r["mse"] for r in _series(rows, "estimator", "el")}
     lows, highs = [], []
@@ -125,13 +125,14 @@ def plot_mse(rows, path, *, band: float = 2.0) -> Path:
     return path
 
 
-def plot_intervals(rows, path, *, band: float = 2.0, level: float = 0.95) -> Path:
+def plot_intervals(rows, path, *, labels=None, band: float = 2.0, level: float = 0.95) -> Path:
     """Figure 2: mean width (shaded 5%-95% of widths) and coverage (shaded ``± band`` SE) against N.
 
-    Three panels: width; coverage of every method; coverage near the nominal level.
+    Three panels: width; coverage of every method; coverage near the nominal level. ``labels``:
+    ``method -> legend label`` (default: the rows' names).
     """
     plt = _pyplot()
-    labels = _labels("INTERVAL_METHODS")
+    labels = labels or _names(rows, "method")
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 4.2))
     ax_w, ax_c, ax_z = axes
     zoom = ("el-chi2", "el-f", "cr-chi2", "cr-f", "binomial")

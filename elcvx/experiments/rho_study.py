@@ -24,18 +24,17 @@ run in minutes. ``elcvx reproduce rho`` writes ``synthetic_mse.csv``, ``table1_r
 from __future__ import annotations
 
 import math
-import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 
-from ..errors import SolverError
+from .._evaluation import evaluate_all
 from . import realistic as R
 from . import synthetic as S
+from ._running import Progress, run_tasks
+from .realistic.study import _wtl
 
-__all__ = ["RULES", "EL_COLUMNS", "synthetic_mse", "realistic_ope", "realistic_table", "write"]
+__all__ = ["RULES", "EL_COLUMNS", "synthetic_mse", "realistic_ope", "realistic_table"]
 
 #: The rules compared, and the estimator column each gives (``el`` is the midpoint, as in the
 #: studies' own tables).
@@ -50,17 +49,12 @@ VERSUS = ("ips", "snips", "emp")
 
 def _el_values(sample, counts):
     """EL's estimate under each rule (one MLE: it is cached on the sample) and its atom's mass."""
-    import elcvx
-
     out = {}
     for rule in RULES:
-        try:
-            res = elcvx.estimate(sample, rho=rule, method="fast")
-        except SolverError:
-            counts["el_fallbacks"] += 1
-            res = elcvx.estimate(sample, rho=rule, method="auto")
-        out[EL_COLUMNS[rule]] = res.value
-    return out, res.wmass_ex
+        ev = evaluate_all(sample, ("el",), (), rho=rule)
+        counts["el_fallbacks"] += len(ev.fell_back)
+        out[EL_COLUMNS[rule]] = ev.estimates["el"]
+    return out, ev.results["el"].wmass_ex
 
 
 # ------------------------------------------------------------------------------------------------
@@ -172,7 +166,7 @@ def realistic_table(run: dict) -> list:
             for other in VERSUS + (("el",) if est != "el" else ()):
                 outs = [R.paired_outcome(g[est], g[other], higher_is_better=False)
                         for _, g in sub.groupby(level="dataset")]
-                w, t, l = R._wtl(outs)
+                w, t, l = _wtl(outs)
                 out.append(dict(estimator=est, versus=other, strategy=strategy, wins=w, ties=t,
                                 losses=l, datasets=len(outs), mse_estimator=float(sub[est].mean()),
                                 mse_versus=float(sub[other].mean()), atom_share=atom))
@@ -183,41 +177,13 @@ def realistic_table(run: dict) -> list:
 # Running and writing
 # ------------------------------------------------------------------------------------------------
 def _map(fn, tasks, jobs, progress, what):
-    out, t0 = [], time.perf_counter()
-    if jobs == 1:
-        it = map(fn, tasks)
-        pool = None
-    else:
-        pool = ProcessPoolExecutor(max_workers=int(jobs))
-        it = pool.map(fn, tasks)
-    try:
-        for k, res in enumerate(it, 1):
-            out.append(res)
-            if progress and (k == len(tasks) or k % max(1, len(tasks) // 20) == 0):
-                el = time.perf_counter() - t0
-                print(f"[rho {what}] {k}/{len(tasks)} tasks, elapsed {R._fmt_s(el)}, "
-                      f"ETA {R._fmt_s(el / k * (len(tasks) - k))}", file=sys.stderr, flush=True)
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    """``fn`` on every task (in any order: the callers sort the results), with progress lines."""
+    out = []
+    bar = Progress(f"rho {what}", len(tasks), enabled=progress)
+
+    def collect(res):
+        out.append(res)
+        bar.update(1, f"{len(out)}/{len(tasks)} tasks")
+
+    run_tasks(fn, tasks, jobs, collect)
     return out
-
-
-def write(out, *, synthetic=None, realistic=None, command=None) -> list:
-    """Write the CSVs of the runs given and ``summary.md`` (:mod:`elcvx.experiments.rho_summary`)."""
-    from .rho_summary import summary
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    if synthetic is not None:
-        paths.append(R._write_csv(out / "synthetic_mse.csv", list(synthetic["rows"][0]), synthetic["rows"]))
-        paths.append(R._write_csv(out / "synthetic_paired.csv", list(synthetic["paired"][0]), synthetic["paired"]))
-    table = None
-    if realistic is not None:
-        table = realistic_table(realistic)
-        paths.append(R._write_csv(out / "ope_rho.csv.gz", list(realistic["rows"][0]), realistic["rows"]))
-        paths.append(R._write_csv(out / "table1_rho.csv", list(table[0]), table))
-    p = out / "summary.md"
-    p.write_text(summary(synthetic, realistic, table, command), encoding="utf-8")
-    return paths + [p]

@@ -1,12 +1,16 @@
-"""The Markdown summary of ``elcvx reproduce rho`` (:mod:`elcvx.experiments.rho_study`)."""
+"""The outputs of ``elcvx reproduce rho`` (:mod:`elcvx.experiments.rho_study`): its CSVs and
+``summary.md``."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from . import realistic as R
-from . import synthetic as S
-from .rho_study import EL_COLUMNS, SYN_COLUMNS, VERSUS
+from ._running import format_seconds, write_csv
+from .synthetic.report import _g, _significance
+from .rho_study import EL_COLUMNS, SYN_COLUMNS, VERSUS, realistic_table
 
 LABELS = {"el": "EL, ρ = ½", "el-snips": "EL, ρ = SNIPS", "el-self": "EL, ρ self-consistent",
           "snips": "SNIPS", "cr-2": "CR(−2), ρ = ½", "ips": "IPS", "emp": "EMP"}
@@ -22,7 +26,7 @@ def _synthetic(run) -> list:
     L = ["## The synthetic study: mean squared error per rule", "",
          f"The samples of `elcvx reproduce synthetic` (seed {run['seed']}, {run['replicates']} "
          f"environment draws per N, the same streams: the `el` column is that study's EL). Wall "
-         f"time {R._fmt_s(run['wall'])} with {run['jobs']} job(s), CPU {R._fmt_s(run['cpu'])}; EL "
+         f"time {format_seconds(run['wall'])} with {run['jobs']} job(s), CPU {format_seconds(run['cpu'])}; EL "
          f"solves redone with `method=\"auto\"`: {run['fallbacks']}.", "",
          "MSE (standard error); bold: the lowest of the row. `atom`: share of the draws whose "
          "extra atom carries importance-weighted mass (there the rules differ).", "",
@@ -31,7 +35,7 @@ def _synthetic(run) -> list:
     for n in run["sizes"]:
         vals = [mse[n, c]["mse"] for c in SYN_COLUMNS]
         best = int(np.argmin(vals))
-        cells = [f"{S._g(mse[n, c]['mse'])} ({S._g(mse[n, c]['se'], 2)})" for c in SYN_COLUMNS]
+        cells = [f"{_g(mse[n, c]['mse'])} ({_g(mse[n, c]['se'], 2)})" for c in SYN_COLUMNS]
         cells[best] = f"**{cells[best]}**"
         L.append(f"| {n} | {mse[n, 'el']['atom_share']:.2f} | " + " | ".join(cells) + " |")
     L += ["", "Each rule against the midpoint on the same draws: mean of sq. error(rule) − sq. "
@@ -44,9 +48,9 @@ def _synthetic(run) -> list:
         cells = []
         for c in verdicts:
             p = paired[n, c]
-            v = S._significance(p["mean"], p["se"])
+            v = _significance(p["mean"], p["se"])
             verdicts[c].append((n, v))
-            cells.append(f"{v} {S._g(p['mean'], 2)} ± {S._g(p['se'], 2)}")
+            cells.append(f"{v} {_g(p['mean'], 2)} ± {_g(p['se'], 2)}")
         L.append(f"| {n} | " + " | ".join(cells) + " |")
     L.append("")
     for c, vs in verdicts.items():
@@ -67,8 +71,8 @@ def _realistic(run, table) -> list:
          "(40 datasets; three strategies). Authors' code: the plain EL of their replication "
          "code's README (`shootout/README.md` in github.com/pmineiro/elfcb; 40 datasets), which "
          "sets ρ = SNIPS. `atom`: share of the evaluations whose extra atom carries "
-         f"importance-weighted mass. Wall time {R._fmt_s(run['wall'])} with {run['jobs']} job(s), "
-         f"CPU {R._fmt_s(run['cpu'])}; EL solves redone with `method=\"auto\"`: {run['fallbacks']}.", "",
+         f"importance-weighted mass. Wall time {format_seconds(run['wall'])} with {run['jobs']} job(s), "
+         f"CPU {format_seconds(run['cpu'])}; EL solves redone with `method=\"auto\"`: {run['fallbacks']}.", "",
          "| EL vs. | exploration | ρ = ½ | ρ = SNIPS | ρ self-consistent | paper (of 40) | "
          "authors' code (of 40) | atom |",
          "|---|---|---:|---:|---:|---:|---:|---:|"]
@@ -114,3 +118,21 @@ def summary(synthetic, realistic, table, command) -> str:
     if realistic is not None:
         L += _realistic(realistic, table)
     return "\n".join(L)
+
+
+def write(out, *, synthetic=None, realistic=None, command=None) -> list:
+    """Write the CSVs of the runs given and ``summary.md``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    if synthetic is not None:
+        paths.append(write_csv(out / "synthetic_mse.csv", list(synthetic["rows"][0]), synthetic["rows"]))
+        paths.append(write_csv(out / "synthetic_paired.csv", list(synthetic["paired"][0]), synthetic["paired"]))
+    table = None
+    if realistic is not None:
+        table = realistic_table(realistic)
+        paths.append(write_csv(out / "ope_rho.csv.gz", list(realistic["rows"][0]), realistic["rows"]))
+        paths.append(write_csv(out / "table1_rho.csv", list(table[0]), table))
+    p = out / "summary.md"
+    p.write_text(summary(synthetic, realistic, table, command), encoding="utf-8")
+    return paths + [p]

@@ -23,7 +23,6 @@ wealth; DDRM: its Newton root) and the EL interval. Shards: the log dealt round-
 
 from __future__ import annotations
 
-import csv
 import math
 import sys
 import time
@@ -36,7 +35,8 @@ from .. import _betting, _ddrm
 from ..interval import interval
 from ..sample import Sample
 from . import constraints_study as bandit
-from .synthetic import _format_seconds, _md_table, draw_environment, machine_description
+from ._running import format_seconds, machine_description, md_table, write_csv
+from .synthetic import draw_environment
 
 ENVIRONMENTS = ("synthetic", "epsilon-greedy", "drifting")
 DEFAULT_N = 100_000
@@ -209,7 +209,7 @@ def _cpu() -> float:
 
 def _progress(enabled, done, total, start):
     if enabled and (done == total or done % 20 == 0):
-        print(f"  {done}/{total} logs, {_format_seconds(time.time() - start)}", file=sys.stderr,
+        print(f"  {done}/{total} logs, {format_seconds(time.time() - start)}", file=sys.stderr,
               flush=True)
 
 
@@ -247,21 +247,13 @@ def width_table(study) -> list:
     return out
 
 
-def _write_csv(path: Path, rows: list) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
-    return path
-
-
 def write(study, out, *, command: str, plots: bool = True) -> list:
     """Write ``coverage.csv``, ``widths.csv``, ``summary.md`` and ``sequences.png`` into ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     cov, wid = coverage_table(study), width_table(study)
-    paths = [_write_csv(out / "coverage.csv", cov), _write_csv(out / "widths.csv", wid)]
+    paths = [write_csv(out / "coverage.csv", list(cov[0]), cov, digits=6),
+             write_csv(out / "widths.csv", list(wid[0]), wid, digits=6)]
     figure = None
     if plots:
         figure = _figure(study, wid, out / "sequences.png")
@@ -275,10 +267,10 @@ def write(study, out, *, command: str, plots: bool = True) -> list:
 def _figure(study, wid, path: Path) -> Path:
     """Left: one epsilon-greedy log's sequences and EL looks; right: mean widths against t."""
     from .. import _sequence_plot
-    from ..cli import _matplotlib
+    from .._cli_plot import require_matplotlib
     from ..sequences import betting_sequence, ddrm_sequence
 
-    _matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
 
     n = study["n"]
@@ -312,7 +304,7 @@ def _summary(study, cov, wid, command, figure) -> str:
     lines = ["# Confidence sequences against the EL interval: summary", "",
              f"Command: `{command}`", "",
              f"{study['replicates']} logs of N = {study['n']} per environment; wall time "
-             f"{_format_seconds(study['wall_time'])} ({_format_seconds(study['cpu_time'])} of "
+             f"{format_seconds(study['wall_time'])} ({format_seconds(study['cpu_time'])} of "
              f"CPU) with {study['jobs']} job(s) on "
              f"{machine_description()}. Confidence level 0.95. The page "
              "[Confidence sequences](../sequences.md) explains the methods and the environments.", "",
@@ -326,7 +318,7 @@ def _summary(study, cov, wid, command, figure) -> str:
     header = ["method"] + [f"{env}: ever excluded (SE)" for env in study["environments"]]
     body = [[label] + [f"{d[e]['ever_excluded']:.3f} ({d[e]['se']:.3f})" for e in study["environments"]]
             for label, d in by_env.items()]
-    lines += _md_table(header, body) + ["", "## Mean width at t", ""]
+    lines += md_table(header, body) + ["", "## Mean width at t", ""]
     header = ["environment", "t"] + [METHODS[m] for m in METHODS] + [
         "betting / EL", "DDRM / EL"]
     body = []
@@ -335,7 +327,7 @@ def _summary(study, cov, wid, command, figure) -> str:
             got = {x["method"]: x for x in wid if x["environment"] == env and x["t"] == cp}
             body.append([env, cp] + [f"{got[m]['mean_width']:.4f}" for m in METHODS] +
                         [f"{got['betting']['ratio_to_el']:.2f}", f"{got['ddrm']['ratio_to_el']:.2f}"])
-    lines += _md_table(header, body)
+    lines += md_table(header, body)
     lines += ["", f"## Merging {SHARDS} shards (the log dealt round-robin), mean width at N", ""]
     header = ["environment", "one sequence on the whole log"] + [
         f"{METHODS[m]}, {label}" for m in ("betting", "ddrm") for label in MERGES.values()]
@@ -344,7 +336,7 @@ def _summary(study, cov, wid, command, figure) -> str:
         got = {x["method"]: x["mean_width"] for x in wid if x["environment"] == env and x["t"] == study["n"]}
         body.append([env, f"betting {got['betting']:.4f}, DDRM {got['ddrm']:.4f}"] +
                     [f"{got[f'{m}-{how}']:.4f}" for m in ("betting", "ddrm") for how in MERGES])
-    lines += _md_table(header, body)
+    lines += md_table(header, body)
     if figure is not None:
         lines += ["", f"![sequences]({Path(figure).name})", "",
                   "Left: one epsilon-greedy log, the sequences' bounds at every t and the EL "
