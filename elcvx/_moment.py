@@ -30,6 +30,7 @@ from scipy.optimize import nnls
 
 from . import constraints as mc
 from ._active_set import MAX_ITER, maximize, memo
+from ._oracles import blockwise, bound_oracle, combine, gram, loglik_oracle
 from ._passes import FEAS_TOL, GAP_TOL, Work, blocks, scratch, wsum
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 
@@ -84,10 +85,10 @@ class Moments:
         return np.vstack([self.Dt, self.h - value]).T
 
     def loglik_oracle(self, work, value=None):
-        """The likelihood's oracle (:func:`_loglik_oracle`), with ``h - value`` as a last
+        """The likelihood's oracle (:func:`loglik_oracle`), with ``h - value`` as a last
         feature when ``value`` is given (the profile's)."""
         h = None if value is None else self.h
-        return _loglik_oracle(self.Dt, self.c, self.n, work, h=h, v=0.0 if value is None else value)
+        return loglik_oracle(self.Dt, self.c, self.n, work, h=h, v=0.0 if value is None else value)
 
     def atom_rows(self, value=None):
         """``(A, h)``: the atoms' dual constraints ``A x + h >= 0`` for ``x = (beta, lambda[,
@@ -96,128 +97,6 @@ class Moments:
             return mc.dual_rows(self.atoms, self.b)
         atoms = np.vstack([self.atoms, self.atoms])
         return mc.dual_rows(atoms, self.b, value=(np.r_[self.h_lo, self.h_hi], value))
-
-
-# ---------------------------------------------------------------------------------------------
-# Oracles: value, gradient, Hessian and the size of f's terms in one pass
-# ---------------------------------------------------------------------------------------------
-def _combine(x, rows, out, tmp):
-    """``out = x . rows`` (``rows`` one contiguous row per feature), one multiply-add per row:
-    with a few rows this is several times faster than a matrix product of a narrow array."""
-    np.multiply(rows[0], x[0], out=out)
-    for xj, row in zip(x[1:], rows[1:]):
-        out += np.multiply(row, xj, out=tmp)
-    return out
-
-
-def _gram(R, cR):
-    """``cR @ R.T`` by dot products of rows (symmetric: each pair once)."""
-    m = len(R)
-    out = np.empty((m, m))
-    for a in range(m):
-        for b in range(a, m):
-            out[a, b] = out[b, a] = np.dot(cR[a], R[b])
-    return out
-
-
-def _loglik_oracle(Dt, c, n, work, h=None, v=0.0):
-    """``x -> (f, g, H, size)`` of ``(1/N) sum c log(1 + d x)`` over the rows ``d`` of ``D``,
-    given transposed (``Dt``: one contiguous row per feature), with a last feature ``h - v``
-    when ``h`` is given (the profile's, built block by block rather than copied); ``f = -inf``
-    outside its domain; ``size = (sum c |log(1 + d x)| + 1) / N``, the terms that cancel in
-    ``f`` (plus one)."""
-    m0, rows = Dt.shape
-    m = m0 + (h is not None)
-    sc = scratch(2 * m + 3, rows)
-
-    def oracle(x):
-        with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
-            return evaluate(np.asarray(x, dtype=float))
-
-    def evaluate(x):
-        work.count(rows)
-        f, size, g, H = 0.0, 1.0, np.zeros(m), np.zeros((m, m))
-        for i, j in blocks(rows):
-            k = j - i
-            R, cR = sc[:m, :k], sc[m:2 * m, :k]
-            t, tmp, e = sc[2 * m, :k], sc[2 * m + 1, :k], sc[2 * m + 2, :k]
-            D = list(Dt[:, i:j])
-            if h is not None:
-                D.append(np.subtract(h[i:j], v, out=e))
-            _combine(x, D, t, tmp)
-            if not t.min() > -1.0:
-                return -math.inf, None, None, math.inf
-            cb = None if c is None else c[i:j]
-            t += 1.0
-            # (log, not log1p: twice as fast; f's rounding is within size's, and the
-            # likelihood reported is computed again with log1p.)
-            la = np.log(t, out=tmp)
-            f += wsum(cb, la)
-            size += wsum(cb, np.abs(la, out=la))
-            for d, r in zip(D, R):
-                np.divide(d, t, out=r)  # d / (1 + d x)
-            g += [wsum(cb, r) for r in R]
-            H -= _gram(R, R if cb is None else np.multiply(R, cb, out=cR))
-        if not np.all(np.isfinite(H)):
-            return -math.inf, None, None, math.inf
-        return f / n, g / n, H / n, size / n
-
-    return oracle
-
-
-def _bound_oracle(Ft, e, c, n, K, lin, work, floor=0.0):
-    """``y -> (f, g, H, size)`` of ``K geomean_c(F y + e) - lin . y`` with ``F = (1, Ft')``
-    (the constant column implicit, the others given transposed: one contiguous row per
-    feature); ``-inf`` outside its domain; ``size = K geomean + |lin . y| + floor``, the terms
-    that cancel in ``f`` and an absolute floor (:func:`lower_bound_of`).
-
-    Also records the last point's ``kg = K geomean`` and ``1/a`` (``state``) for ``q``.
-    """
-    m = Ft.shape[0] + 1
-    rows = Ft.shape[1]
-    state = {}
-    sc = scratch(2 * m + 1, rows)
-    inv = np.empty(rows)  # 1/a of the last evaluation (a fresh array per pass costs page faults)
-
-    def oracle(y):
-        with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
-            return evaluate(np.asarray(y, dtype=float))
-
-    def evaluate(y):
-        work.count(rows)
-        # The Hessian is kg times minus the covariance of r = F / a under the weights c / N:
-        # accumulated centred, block by block (Chan et al.'s pairwise update), since
-        # E[r r'] - E[r] E[r]' loses the digits that Newton's quadratic convergence needs.
-        sl, total, mean, scatter = 0.0, 0.0, np.zeros(m), np.zeros((m, m))
-        state.clear()  # inv is about to change
-        for i, j in blocks(rows):
-            k = j - i
-            R, cR, a = sc[:m, :k], sc[m:2 * m, :k], sc[2 * m, :k]
-            _combine(y[1:], Ft[:, i:j], a, R[0])
-            a += e[i:j]
-            a += y[0]
-            if not a.min() > 0:
-                return -math.inf, None, None, math.inf
-            cb = None if c is None else c[i:j]
-            ib = np.divide(1.0, a, out=inv[i:j])
-            sl += wsum(cb, np.log(a, out=a))
-            R[0] = ib
-            np.multiply(Ft[:, i:j], ib, out=R[1:])
-            nb = float(k) if cb is None else float(cb.sum())
-            mb = np.array([wsum(cb, r) for r in R]) / nb
-            for r, mr in zip(R, mb):
-                r -= mr
-            delta = mb - mean
-            scatter += _gram(R, R if cb is None else np.multiply(R, cb, out=cR)) + np.outer(delta, delta) * (total * nb / (total + nb))
-            mean += delta * (nb / (total + nb))
-            total += nb
-        kg = K * math.exp(sl / n)
-        if not (math.isfinite(kg) and np.all(np.isfinite(scatter))):
-            return -math.inf, None, None, math.inf
-        state.update(y=y, kg=kg, inv=inv)
-        return kg - lin @ y, kg * mean - lin, -kg * scatter / n, kg + abs(float(lin @ y)) + floor
-
-    return oracle, state
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,24 +180,24 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
     n, Dt = data.n, data.Dt
     m = Dt.shape[0]
     # The pass collects the sums of products of (h, 1, D) / d: e's sums expand in v_hat.
-    gram, first = np.zeros((m + 2, m + 2)), np.zeros(m + 2)
+    sums, first = np.zeros((m + 2, m + 2)), np.zeros(m + 2)
     Y = scratch(2 * m + 4, rows)
     for i, j in blocks(rows):
         Yb, cY = Y[:m + 2, :j - i], Y[m + 2:, :j - i]
-        inv = _combine(x_mle, Dt[:, i:j], Yb[1], Yb[0])
+        inv = combine(x_mle, Dt[:, i:j], Yb[1], Yb[0])
         inv += 1.0
         np.reciprocal(inv, out=inv)
         np.multiply(data.h[i:j], inv, out=Yb[0])
         np.multiply(Dt[:, i:j], inv, out=Yb[2:])
         cb = None if data.c is None else data.c[i:j]
-        gram += _gram(Yb, Yb if cb is None else np.multiply(Yb, cb, out=cY))
+        sums += gram(Yb, Yb if cb is None else np.multiply(Yb, cb, out=cY))
         first += [wsum(cb, y) for y in Yb]
     v_hat = first[0] / n
-    s_ee = gram[0, 0] - 2.0 * v_hat * gram[0, 1] + v_hat * v_hat * gram[1, 1]
-    if s_ee <= 1e-12 * (gram[0, 0] + v_hat * v_hat * gram[1, 1]):
+    s_ee = sums[0, 0] - 2.0 * v_hat * sums[0, 1] + v_hat * v_hat * sums[1, 1]
+    if s_ee <= 1e-12 * (sums[0, 0] + v_hat * v_hat * sums[1, 1]):
         s_ee = 0.0  # below the expansion's rounding
-    s_ef = gram[0, 2:] - v_hat * gram[1, 2:]
-    coef = np.linalg.lstsq(gram[2:, 2:], s_ef, rcond=None)[0]
+    s_ef = sums[0, 2:] - v_hat * sums[1, 2:]
+    coef = np.linalg.lstsq(sums[2:, 2:], s_ef, rcond=None)[0]
     S = s_ee - float(s_ef @ coef)
     y = y0
     if S > 0 and quantile > 0 and np.all(np.isfinite(coef)):
@@ -403,7 +282,7 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
             D = list(data.Dt[:, i:j])
             if value is not None:
                 D.append(np.subtract(data.h[i:j], value, out=sc[2, :j - i]))
-            t = _combine(x, D, sc[0, :j - i], sc[1, :j - i])
+            t = combine(x, D, sc[0, :j - i], sc[1, :j - i])
             cb = None if data.c is None else data.c[i:j]
             loglik += wsum(cb, np.log1p(t, out=sc[1, :j - i]))
             qb = q[i:j]
@@ -494,7 +373,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
     # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
     reach = min(1.0, K * wsum(data.c, np.abs(e)) / n)
-    raw, state = _bound_oracle(data.Ft, e, data.c, n, K, lin, work, floor=reach)
+    raw, state = bound_oracle(data.Ft, e, data.c, n, K, lin, work, floor=reach)
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
     B, floor = _bound_rows(data.atoms, data.h_lo)
@@ -525,9 +404,9 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     q = kappa * state["inv"]
     if status == "optimal":
         cq = q if data.c is None else data.c * q
-        residual = lin - np.r_[cq.sum(), _blockwise(data.Ft, cq)]  # E_Q[1], E_Q[w], E_Q[g]
+        residual = lin - np.r_[cq.sum(), blockwise(data.Ft, cq)]  # E_Q[1], E_Q[w], E_Q[g]
         status, masses = _certify(residual, B.T, B @ y + floor)
-        primal = float(_blockwise(e, cq)) + float(masses @ floor)  # atoms at their least value
+        primal = float(blockwise(e, cq)) + float(masses @ floor)  # atoms at their least value
         if status == "optimal" and not abs(primal - f) <= GAP_TOL * max(1.0, abs(f)):
             status = f"not certified (duality gap {abs(primal - f):.2g})"
     return BoundSolution(value=float(f), beta=float(y[1]), gamma=float(y[0]), kappa=float(kappa),
@@ -548,7 +427,7 @@ def _within_reach_of_zero(data, K, lin, B, floor):
     if not K * wsum(data.c, data.h) / n <= 1e-13:
         return False
     c = np.ones(data.w.size) if data.c is None else data.c
-    slope = K * np.r_[1.0, _blockwise(data.Ft, c) / n] - lin
+    slope = K * np.r_[1.0, blockwise(data.Ft, c) / n] - lin
     if not np.all(np.isfinite(slope)):
         return False
     top = float(np.abs(slope).max())
@@ -556,12 +435,6 @@ def _within_reach_of_zero(data, K, lin, B, floor):
         return True
     _, off = nnls(B.T, -slope / top)
     return off <= 1e-12
-
-
-def _blockwise(X, v):
-    """``X @ v`` (``v`` along ``X``'s last axis) summed block by block (one thread of
-    OpenBLAS: see :func:`_likelihood`)."""
-    return sum(X[..., i:j] @ v[i:j] for i, j in blocks(v.size))
 
 
 def _bound_rows(atoms, h_lo):

@@ -161,7 +161,7 @@ def test_the_k0_comparison_fails_on_a_perturbed_oracle(monkeypatch):
         return build
 
     failed = set()
-    for name in ("_loglik_oracle", "_bound_oracle"):
+    for name in ("loglik_oracle", "bound_oracle"):
         with monkeypatch.context() as m:
             m.setattr(_moment, name, tilted(getattr(_moment, name)))
             for what, ours, fast, status in k0_pairs(s):
