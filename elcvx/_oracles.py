@@ -34,6 +34,17 @@ def gram(R, cR):
     return out
 
 
+def _quietly(evaluate):
+    """``evaluate`` on a float array with numpy's warnings off: the oracles catch overflow and
+    0/0 themselves (returning ``-inf``)."""
+
+    def oracle(x):
+        with np.errstate(all="ignore"):
+            return evaluate(np.asarray(x, dtype=float))
+
+    return oracle
+
+
 def loglik_oracle(Dt, c, n, work, h=None, v=0.0):
     """``x -> (f, g, H, size)`` of ``(1/N) sum c log(1 + d x)`` over the rows ``d`` of ``D``,
     given transposed (``Dt``: one contiguous row per feature), with a last feature ``h - v``
@@ -44,11 +55,8 @@ def loglik_oracle(Dt, c, n, work, h=None, v=0.0):
     m = m0 + (h is not None)
     sc = scratch(2 * m + 3, rows)
 
+    @_quietly
     def oracle(x):
-        with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
-            return evaluate(np.asarray(x, dtype=float))
-
-    def evaluate(x):
         work.count(rows)
         f, size, g, H = 0.0, 1.0, np.zeros(m), np.zeros((m, m))
         for i, j in blocks(rows):
@@ -93,11 +101,8 @@ def bound_oracle(Ft, e, c, n, K, lin, work, floor=0.0):
     sc = scratch(2 * m + 1, rows)
     inv = np.empty(rows)  # 1/a of the last evaluation (a fresh array per pass costs page faults)
 
+    @_quietly
     def oracle(y):
-        with np.errstate(all="ignore"):  # overflow and 0/0 are caught below
-            return evaluate(np.asarray(y, dtype=float))
-
-    def evaluate(y):
         work.count(rows)
         # The Hessian is kg times minus the covariance of r = F / a under the weights c / N:
         # accumulated centred, block by block (Chan et al.'s pairwise update), since
