@@ -6,8 +6,10 @@ counts ``c``, ``N = sum(c)``, and the tuples of :mod:`elcvx._solutions`.
 How a number is produced
 ------------------------
 1. The primary formulation (table below) is solved by :meth:`Program.solve`, which walks
-   through Clarabel settings in a documented order (:data:`elcvx.programs.base.ATTEMPTS`: tight
-   tolerances; shorter steps; shorter steps still with tolerances of 1e-8).
+   through Clarabel settings in a documented order
+   (:data:`elcvx.programs.base.REFINED_ATTEMPTS`: tolerances of 1e-6, which the refinement
+   below completes; then tight tolerances; shorter steps; shorter steps still with tolerances
+   of 1e-8).
 2. No status is taken on trust. The low-dimensional dual point is read off the solution (the
    dual program's variables, or the primal's constraint multipliers), must lie on the dual's
    feasible set (up to 1e-7 of a constraint's size), and is refined by at most
@@ -49,7 +51,7 @@ computation          primary: single (unscaled)     fallback: single (unscaled)
 ===================  =============================  ============================
 
 The lower bound now takes ``lower_bound_dual`` first, with the settings of
-:data:`elcvx.programs.base.BOUND_ATTEMPTS` (shorter steps first): at N = 1e4 that solved 15 of
+:data:`elcvx.programs.base.REFINED_BOUND_ATTEMPTS` (shorter steps first): at N = 1e4 that solved 15 of
 16 bounds at once, against 6 of 16 for the primal at the tight settings. Its two formulations
 take turns at each setting (dual, then primal, then the next setting), rather than one
 formulation going through every setting first.
@@ -68,7 +70,7 @@ from . import programs as P
 from ._passes import FEAS_TOL, GAP_TOL
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 from .errors import SolverError
-from .programs.base import BOUND_ATTEMPTS
+from .programs.base import REFINED_ATTEMPTS, REFINED_BOUND_ATTEMPTS
 from .programs.base import sample_data as _data
 
 # Iterations of the fast path's active-set method from Clarabel's dual point: they refine it (an
@@ -157,7 +159,7 @@ def mle(sample) -> MLESolution:
             return _checked(found, certify_mle(_scalar(read(p)), sample))
 
         try:
-            program.solve(check=check)
+            program.solve(check=check, attempts=REFINED_ATTEMPTS)
         except SolverError as exc:
             errors.append(exc)
             continue
@@ -276,7 +278,7 @@ def profile(sample, v) -> ProfileSolution:
                 return _checked(found, sol)
 
             try:
-                program.solve(check=check, v=float(vi))
+                program.solve(check=check, attempts=REFINED_ATTEMPTS, v=float(vi))
             except SolverError as exc:
                 errors.append(exc)
                 continue
@@ -351,7 +353,7 @@ def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
     programs = {}
     # Settings by settings, each formulation in turn: where one formulation fails at every
     # setting (seen at N = 1e5), the other is tried before the slower settings are.
-    for index, settings in enumerate(BOUND_ATTEMPTS):
+    for index, settings in enumerate(REFINED_BOUND_ATTEMPTS):
         for form in LOWER_BOUND_ORDER:
             if form not in programs:
                 programs[form] = builders[form](sample, side=side)

@@ -46,6 +46,14 @@ ATTEMPTS = (CLARABEL_SETTINGS, *FALLBACK_SETTINGS)
 # that is :data:`ATTEMPTS`'.
 BOUND_ATTEMPTS = (dict(FALLBACK_SETTINGS[0], iterative_refinement_enable=False), *ATTEMPTS)
 
+# Where a certificate refines the solver's answer (the cvxpy path of elcvx._cvx: a few iterations
+# of the fast path's active-set method from Clarabel's dual point), tolerances of 1e-6 suffice:
+# Clarabel stops sooner (fewer iterations at N = 1e4, benchmarks/bench_cvxpy.py) and the
+# refinement reaches rounding from there. The settings above follow if the certificate fails.
+_REFINED = dict(tol_gap_abs=1e-6, tol_gap_rel=1e-6, tol_feas=1e-6)
+REFINED_ATTEMPTS = (dict(CLARABEL_SETTINGS, **_REFINED), *ATTEMPTS)
+REFINED_BOUND_ATTEMPTS = (dict(BOUND_ATTEMPTS[0], **_REFINED), *BOUND_ATTEMPTS)
+
 
 @dataclass
 class Program:
