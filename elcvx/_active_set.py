@@ -36,6 +36,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.optimize import nnls
 
 MAX_ITER = 200
 _FLOOR = 1e-13  # a Newton decrement below this times ``size`` is f's rounding
@@ -67,9 +68,10 @@ def memo(oracle):
     return cached
 
 
-def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=MAX_ITER) -> Outcome:
+def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER) -> Outcome:
     """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a feasible ``x0`` (in the
-    oracle's domain; on a face is fine). See the module's docstring."""
+    oracle's domain; on a face is fine). See the module's docstring; ``gap_tol``: an absolute
+    accuracy of ``f`` that suffices (besides its rounding floor), for :func:`_gap`."""
     x = np.array(x0, dtype=float)
     f, g, H, size = oracle(x)
     none = np.zeros(len(A))
@@ -82,6 +84,9 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=MAX_ITER) -> Outcome:
     polished = 0
     seen: set[frozenset] = set()  # working sets tried at this x (dropping back into one cycles)
     for _ in range(max_iter):
+        gap, masses = _gap(g, A, h, x)
+        if gap <= max(_FLOOR * size, gap_tol):
+            return Outcome(x, f, g, masses, "optimal")
         seen.add(frozenset(active))
         d, mu = _face_step(g, H, A[active], x)
         decrement = float(g @ d)
@@ -108,8 +113,13 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=MAX_ITER) -> Outcome:
             masses, residual = _multipliers(g, A, active)
             if residual <= kkt_tol or (stationary and (polished >= 3 or not np.any(d))):
                 return Outcome(x, f, g, masses, "optimal")
-        if alpha_max <= 0.0 or (not visible and not stationary
-                                and _independent(A, active + [hit])):
+        invisible = (not visible and not stationary and alpha_max > 0.0
+                     and _independent(A, active + [hit]))
+        # Where the face is near in f but not in x (a coordinate whose curvature is 1e-33 of
+        # another's: a weight of 1e16), x must move onto it, at no visible gain.
+        far = invisible and alpha_max * float(np.abs(d).max()) > 1e-9 * max(
+            1.0, float(np.abs(x).max()))
+        if alpha_max <= 0.0 or (invisible and not far):
             # Blocked where the step starts, or nearer than rounding: take the face in.
             active.append(hit)
             just_added = hit
@@ -119,7 +129,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=MAX_ITER) -> Outcome:
         polishing = stationary
         polished += polishing  # f is converged, the gradient (q, the masses) not yet
         step = _line_search(oracle, x, f, d, decrement, size, A, h, active, hit, alpha_max, soft,
-                            polishing)
+                            polishing or far)
         if step is None:
             masses, residual = _multipliers(g, A, active)
             # f's rounding hides the gain; or x meets the KKT conditions (sufficient for a
@@ -134,6 +144,22 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, max_iter=MAX_ITER) -> Outcome:
             active.append(hit)
             just_added = hit
     return Outcome(x, f, g, none, "max_iter")
+
+
+def _gap(g, A, h, x):
+    """``(gap, mu)``: an upper bound on ``sup f - f(x)`` over the feasible set, by concavity.
+
+    Where ``-g = A' mu`` for some ``mu >= 0`` (Farkas: ``g`` points out of the feasible set),
+    ``f(y) <= f(x) + g . (y - x) = f(x) + mu . (A x - A y) <= f(x) + mu . (A x + h)`` for every
+    feasible ``y``; else the bound is infinite. It ends an approach to a supremum at the apex of
+    a cone (a bound that is 0 to rounding, reached only as ``x -> 0``), where Newton steps only
+    halve the distance."""
+    if not len(A) or not np.all(np.isfinite(g)):
+        return math.inf, np.zeros(len(A))
+    mu, off = nnls(A.T, -g)
+    if not off <= 1e-12 * max(1.0, float(np.abs(g).max())):
+        return math.inf, mu
+    return float(mu @ np.maximum(A @ x + h, 0.0)), mu
 
 
 def _face_step(g, H, AW, x):
@@ -151,7 +177,13 @@ def _face_step(g, H, AW, x):
     Hs = H / np.outer(diag, diag)
     gs = g / diag
     As = AW / diag
-    Z = _null_space(As) if len(AW) else np.eye(m)
+    Z = np.eye(m)
+    if len(AW):
+        # The face's directions in x, then scaled: a null space computed from the scaled rows
+        # loses a direction's small component to cancellation (a weight of 1e16 makes one
+        # coordinate's scale 1e-16 of another's), which the unscaling then multiplies back.
+        Zx = _null_space(AW / np.linalg.norm(AW, axis=1, keepdims=True))
+        Z = np.linalg.qr(Zx * diag[:, None])[0] if Zx.shape[1] else Zx
     ds = np.zeros(m)
     if Z.shape[1]:
         gr = Z.T @ gs

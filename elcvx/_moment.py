@@ -208,9 +208,9 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
     return _start(B, floor, y, oracle, anchor=y0)
 
 
-def _solve(oracle, x, A, h, max_iter=MAX_ITER):
+def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0):
     """``(x, f, status)``: the active-set Newton method from a feasible ``x``."""
-    out = maximize(oracle, x, A, h, kkt_tol=1e-3 * FEAS_TOL, max_iter=max_iter)
+    out = maximize(oracle, x, A, h, kkt_tol=1e-3 * FEAS_TOL, gap_tol=gap_tol, max_iter=max_iter)
     return out.x, out.f, out.status
 
 
@@ -397,7 +397,9 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         nan = math.nan
         return BoundSolution(nan, nan, nan, nan, np.full(data.w.size, nan), "no feasible start",
                              work=work.counts())
-    y, f, status = _solve(oracle, y, B, floor, max_iter)
+    # (A value on the unit scale: 1e-15 is below every digit reported, and ends the approach
+    # to a bound of 0 reached only as y -> 0.)
+    y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15)
     if not np.array_equal(state.get("y"), y):
         raw(y)  # q is read from the last evaluation
     kappa = state["kg"] / n
