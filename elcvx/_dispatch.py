@@ -17,7 +17,7 @@ def _ok(status: str) -> bool:
 
 
 def _run(method, fast_call, cvx_call, what):
-    method = iv.option("method", method, iv.METHODS)
+    """``(solution, path)``; ``method`` as the public functions have validated it."""
     if method in ("auto", "fast"):
         sol = fast_call()
         if _ok(sol.status):
@@ -43,12 +43,11 @@ def mle(sample, method, model=None):
                     lambda: _cvx_model_module().model_mle(sample, *model),
                     "the MLE with constraints")
     cache = sample.__dict__.setdefault("_mle_cache", {})
-    key = iv.option("method", method, iv.METHODS)
-    if key not in cache:
-        sol, path = _run(key, lambda: _moment.mle(sample, ()), lambda: _cvx_module().mle(sample),
+    if method not in cache:
+        sol, path = _run(method, lambda: _moment.mle(sample, ()), lambda: _cvx_module().mle(sample),
                          "the MLE")
-        cache[key] = (sol._replace(q=iv.frozen(sol.q)), path)
-    return cache[key]
+        cache[method] = (sol._replace(q=iv.frozen(sol.q)), path)
+    return cache[method]
 
 
 def lower_bound(sample, mle_sol, quantile, side, method, model=None):

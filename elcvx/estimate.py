@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import _dispatch
+from . import _validation as iv
 from . import constraints as mc
 from ._extra_atom import choose_rho, extra_atom
 from .results import ConfidenceInterval, EstimateResult
@@ -69,6 +70,7 @@ def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
     True
     """
     sample = check_sample(sample)
+    method = iv.option("method", method, iv.METHODS)
     choose_rho(sample, rho, 0.0, 0.0)  # a bad rho fails before the solve
     model = mc.model(sample, constraints, atoms)
     sol, path = _dispatch.mle(sample, method, model)

@@ -335,6 +335,7 @@ class Sample:
         """
         from . import _dispatch
 
+        method = iv.option("method", method, iv.METHODS)
         mean, se = self._weight_moments()
         mle, _ = _dispatch.mle(self, method)
         statistic = max(2.0 * float(mle.loglik), 0.0)
