@@ -18,10 +18,9 @@ How a number is produced
    the closed forms: the primal weights ``q`` implied by the dual point, with nonnegative
    masses on the extra atoms, must satisfy the primal constraints to :data:`FEAS_TOL`, and
    (lower bound) the primal objective at that ``q`` must equal the dual objective to
-   :data:`GAP_TOL`. The two paths thus share the certificate and the refinement, not the
-   solve: a program declared wrong yields a point far from the optimum, which the few
-   iterations do not reach (tests/test_clarabel_unpolished.py compares Clarabel's own
-   objective with the fast path's). A solution that fails is a failed attempt, even
+   :data:`GAP_TOL`. The two paths thus share the certificate and the refinement, so their
+   agreement alone does not show that a program is declared right:
+   tests/test_clarabel_unpolished.py compares Clarabel's own objective with the fast path's. A solution that fails is a failed attempt, even
    when Clarabel says ``optimal`` (it was measured doing so with errors near 1e-3, and with
    ``|beta| ~ 1e13`` on an unbounded profile dual); a solution that passes is accepted even when
    Clarabel stopped at ``optimal_inaccurate`` or "insufficient progress" (its last iterate),
