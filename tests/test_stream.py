@@ -1,5 +1,5 @@
-"""Logs read chunk by chunk into their exact compression (elcvx.io.read_log_compressed): the same
-sample, numbers and messages as reading in memory."""
+"""Logs read chunk by chunk into their exact compression (elcvx.io.read_log_compressed) and the
+command line's ``--engine stream``: the same sample, numbers and messages as reading in memory."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 import elcvx
 from elcvx import Sample
 from elcvx import io as eio
+from elcvx.cli import main
 from elcvx.errors import InvalidInputError
 from elcvx.testing import assert_agree
 
@@ -156,3 +157,31 @@ def test_too_many_pairs_is_a_clear_error(tmp_path):
     assert exc.value.field == "max_pairs"
     with pytest.raises(InvalidInputError, match="chunk_size=0 must be a positive integer"):
         eio.read_log_compressed(tmp_path / "logs", chunk_size=0)
+
+
+def _json(capsys, argv):
+    assert main(argv + ["--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_folder_end_to_end(tmp_path, parts, capsys):
+    _write(tmp_path / "logs", parts)
+    whole = tmp_path / "whole.csv"
+    pd.concat(parts).to_csv(whole, index=False)
+    got = _json(capsys, ["evaluate", str(tmp_path / "logs"), "--wmax", "30"])
+    want = _json(capsys, ["evaluate", str(whole), "--wmax", "30"])
+    for a, b in zip(got["results"], want["results"]):
+        assert a["method"] == b["method"]
+        assert_agree([a[k] for k in ("estimate", "low", "high") if a[k] is not None],
+                     [b[k] for k in ("estimate", "low", "high") if b[k] is not None], tol=1e-12)
+    assert got["n"] == want["n"] == got["rows"] == 110
+    assert any("read in chunks from 3 files" in n for n in got["notes"])
+    assert not any("read in chunks" in n for n in want["notes"])  # one file: in memory
+    glob = _json(capsys, ["evaluate", str(tmp_path / "logs" / "*.parquet"), "--wmax", "30"])
+    assert glob["results"] == got["results"]
+    one = _json(capsys, ["evaluate", str(whole), "--wmax", "30", "--engine", "stream"])
+    assert any("read in chunks from 1 file" in n for n in one["notes"])
+    assert main(["evaluate", str(tmp_path / "logs"), "--engine", "memory"]) == 2
+    assert "--engine memory reads one file" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "logs"), "--wmax", "30", "--max-pairs", "2"]) == 2
+    assert "more than 2 distinct (w, r) pairs" in capsys.readouterr().err
