@@ -185,3 +185,18 @@ def test_cli_folder_end_to_end(tmp_path, parts, capsys):
     assert "--engine memory reads one file" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "logs"), "--wmax", "30", "--max-pairs", "2"]) == 2
     assert "more than 2 distinct (w, r) pairs" in capsys.readouterr().err
+
+
+def test_benchmark_runs(capsys):
+    # benchmarks/bench_stream.py, at a size that takes a second: it must keep running.
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stream.py"
+    spec = importlib.util.spec_from_file_location("bench_stream", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--n", "2e4", "--files", "2"])
+    out = capsys.readouterr().out
+    assert "compressed to 6 distinct (w, r) rows, N = 20000" in out
+    assert "| read + check + compress (`read_log_compressed`) |" in out

@@ -96,7 +96,7 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
         Rows per chunk (default 262144): the memory read holds about 50 bytes a row of it.
     max_pairs : int
         Stop with an :class:`~elcvx.errors.InvalidInputError` when the distinct ``(w, r)`` pairs
-        exceed this (default 5,000,000, about 120 MB): the log does not compress.
+        exceed this (default 5,000,000: 120 MB of pairs): the log does not compress.
     format : {"parquet", "csv", "tsv"}, optional
         Every file's format; default from each file's name and first bytes.
     progress : bool, optional
