@@ -200,3 +200,16 @@ def test_benchmark_runs(capsys):
     out = capsys.readouterr().out
     assert "compressed to 6 distinct (w, r) rows, N = 20000" in out
     assert "| read + check + compress (`read_log_compressed`) |" in out
+
+
+def test_each_file_is_checked_as_read_log_checks_it(tmp_path, parts):
+    paths = _write(tmp_path / "logs", parts)
+    pq.write_table(pa.table({"x": [1.0], "r": [0.0]}), paths[1])  # no column w
+    with pytest.raises(InvalidInputError, match=r"part-1\.parquet has no column 'w' \(its columns: 'x', 'r'\)"):
+        eio.read_log_compressed(tmp_path / "logs", wmax=WMAX)
+    pq.write_table(pa.table({"w": ["1", "oops"], "r": [0.0, 1.0]}), paths[1])  # text, not numbers
+    with pytest.raises(InvalidInputError) as streamed:
+        eio.read_log_compressed(tmp_path / "logs", wmax=WMAX)
+    with pytest.raises(InvalidInputError) as whole:
+        eio.read_log(paths[1], wmax=WMAX)
+    assert str(streamed.value) == str(whole.value) == f"{paths[1]}: row 2: column 'w' is 'oops', not a number"

@@ -95,7 +95,7 @@ def _batches(files, root, columns, chunk_size):
         fragments = dict(zip(parquet, dataset.get_fragments()))
     for path, fmt in files:
         if fmt == "parquet":
-            batches, first = _parquet_batches(path, dataset, fragments[path], columns), 1
+            batches, first = _parquet_batches(path, dataset, fragments[path], columns, root), 1
         else:
             batches, first = _csv_batches(path, "\t" if fmt == "tsv" else ",", columns), 2
         for batch in batches:
@@ -106,14 +106,19 @@ def _batches(files, root, columns, chunk_size):
                 first += piece.num_rows
 
 
-def _parquet_batches(path, dataset, fragment, columns):
+def _parquet_batches(path, dataset, fragment, columns, root):
     pa = _arrow("parquet", "reading Parquet logs")[0]
     try:
-        present = fragment.physical_schema.names
-        _no_duplicates(path, present, columns)
-        partitions = [n for n in dataset.schema.names if n not in present]
-        _missing_columns(path, columns, present + partitions)
-        yield from fragment.to_batches(schema=dataset.schema, columns=columns, batch_size=1 << 18)
+        own = fragment.physical_schema
+        _no_duplicates(path, own.names, columns)
+        # The file's own types (a text column is then located by the caller, not cast here),
+        # with the partition columns its folders name.
+        keys = [] if root is None else [
+            part.split("=", 1)[0] for part in os.path.relpath(os.path.dirname(path), root).split(os.sep)
+            if "=" in part and part.split("=", 1)[0] not in own.names]
+        schema = pa.schema(list(own) + [dataset.schema.field(k) for k in keys])
+        _missing_columns(path, columns, schema.names)
+        yield from fragment.to_batches(schema=schema, columns=columns, batch_size=1 << 18)
     except (pa.ArrowException, OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InvalidInputError(f"cannot read {path} as Parquet: {exc}") from None
 
