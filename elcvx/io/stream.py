@@ -83,12 +83,13 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
 
     The sample equals ``read_log(...).sample.compress()`` on the same rows (counts, weights and
     rewards exactly; sums of non-integer counts up to rounding), so every estimate and interval
-    is the one on the whole log.
+    is the one on the whole log. The column and bound parameters are those of
+    :func:`sample_from_dataframe`; default column names are resolved on the first file.
 
     Parameters
     ----------
     path : str or PathLike
-        A Parquet or CSV/TSV file (gzip or not); a folder of them, searched recursively (names
+        A Parquet or CSV/TSV file (CSV gzipped or not); a folder of them, searched recursively (names
         starting with ``.`` or ``_`` are skipped, as by pyarrow; in a Parquet dataset folder,
         ``key=value`` subfolders are columns too); or a glob, ``'logs/*.parquet'`` (``**``
         matches subfolders). Files are read in sorted order.
@@ -102,9 +103,6 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
     progress : bool, optional
         Draw the rows and files read on stderr; default when stderr is a terminal and the files
         hold more than 50 MB.
-
-    The column and bound parameters are those of :func:`sample_from_dataframe`; default column
-    names are resolved on the first file.
 
     Returns
     -------
