@@ -57,6 +57,10 @@ reproduce-realistic: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
 
+.PHONY: bench-stream
+bench-stream: $(STAMP)
+	$(PY) benchmarks/bench_stream.py --n 1e7
+
 .PHONY: bench-cvxpy
 bench-cvxpy: $(STAMP)
 	$(PY) benchmarks/bench_cvxpy.py

@@ -2,7 +2,7 @@
 
 ::
 
-    elcvx evaluate LOG [column options] [bounds] [--format table|json|csv]
+    elcvx evaluate LOG [column options] [bounds] [--engine memory|stream] [--format table|json|csv]
     elcvx profile LOG [column options] [bounds] [--plot FILE.png]
     elcvx demo
     elcvx datasets fetch [--ids IDS] [--dir DIR]
@@ -33,6 +33,8 @@ from .io import FORMATS, PDROP_MODES
 __all__ = ["METHODS", "build_parser", "evaluate_sample", "main"]
 
 _PLOT_FORMATS = (".png", ".pdf", ".svg")
+#: How ``--engine`` reads the log: one file whole, or files chunk by chunk into their compression.
+ENGINES = ("memory", "stream")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,7 +51,15 @@ class _Parser(argparse.ArgumentParser):
 def _add_log_options(p):
     p.add_argument("log", metavar="LOG",
                    help="the log: CSV/TSV, Parquet, JSON (lines, a records array or an "
-                        "object of columns) or VW dsjson, gzip or not")
+                        "object of columns) or VW dsjson, gzip or not; or, read in chunks, a "
+                        "folder of Parquet/CSV files, a Parquet dataset, or a glob ('logs/*.parquet')")
+    p.add_argument("--engine", choices=ENGINES,
+                   help="memory: read one file whole; stream: read Parquet/CSV files chunk by "
+                        "chunk into the log's exact compression (default: memory for a file, "
+                        "stream for a folder or glob)")
+    p.add_argument("--max-pairs", type=_positive_int, default=None, metavar="K",
+                   help="--engine stream: stop when the log has more than K distinct (w, r) "
+                        "pairs, that is, does not compress (default 5000000)")
     p.add_argument("--input-format", choices=FORMATS,
                    help="the log's format (default: from its name and first bytes)")
     cols = p.add_argument_group(
@@ -87,6 +97,17 @@ def _add_log_options(p):
     b.add_argument("--cmax", type=float, metavar="C", help="largest possible cost")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (drawn on stderr for files over 50 MB on a terminal)")
+
+
+def _positive_int(text):
+    """argparse's type for counts (``--max-pairs``; ``elcvx reproduce``'s ``--jobs``, ...)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
 
 
 def _level(text):
@@ -215,10 +236,34 @@ def _load(args):
         return _read(args)
 
 
+def _engine(args) -> str:
+    """``--engine``, or its default: memory for a file, stream for a folder or glob."""
+    if args.engine is None:
+        return "memory" if os.path.isfile(args.log) or not (
+            os.path.isdir(args.log) or set("*?[") & set(args.log)) else "stream"
+    if args.engine == "memory" and os.path.isdir(args.log):
+        raise UsageError(f"{args.log} is a folder: --engine memory reads one file; read the "
+                         "folder's files with --engine stream")
+    return args.engine
+
+
 def _read(args):
     from . import io
 
     progress = False if args.no_progress else None
+    engine = _engine(args)
+    if args.max_pairs is not None and engine != "stream":
+        raise UsageError("--max-pairs applies to --engine stream only")
+    if engine == "stream":
+        for flag, value in (("--target-prob-file", args.target_prob_file), ("--pdrop", args.pdrop)):
+            if value is not None:
+                raise UsageError(f"{flag} is for dsjson logs, which --engine stream does not read")
+        return io.read_log_compressed(
+            args.log, format=args.input_format, weight=args.weight_col,
+            target_prob=args.target_prob_col, logging_prob=args.logging_prob_col,
+            reward=args.reward_col, cost=args.cost_col, count=args.count_col, progress=progress,
+            max_pairs=args.max_pairs or io.MAX_PAIRS, wmin=args.wmin, wmax=args.wmax,
+            pmin=args.pmin, rmin=args.rmin, rmax=args.rmax, cmin=args.cmin, cmax=args.cmax)
     fmt = args.input_format or io.detect_format(args.log)
     bounds = dict(wmin=args.wmin, wmax=args.wmax, pmin=args.pmin, rmin=args.rmin, rmax=args.rmax,
                   cmin=args.cmin, cmax=args.cmax)

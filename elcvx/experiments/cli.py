@@ -11,21 +11,12 @@ import argparse
 import shlex
 import sys
 
+from ..cli import _positive_int
 from ..errors import ElcvxError
 from . import (calibration, constraints_study, realistic, rho_study, rho_summary, sequences_study,
                synthetic)
 
 __all__ = ["add_reproduce_parser", "run", "main"]
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
-    return value
 
 
 def add_reproduce_parser(subparsers):

@@ -10,6 +10,8 @@ error about a value names its line (CSV, JSON lines, dsjson) or row (Parquet, Da
 function                               reads
 =====================================  =========================================================
 :func:`read_log`                       a CSV/TSV, Parquet or JSON-lines log → :class:`Log`
+:func:`read_log_compressed`            a log bigger than memory (files, a folder, a glob), chunk
+                                       by chunk, exactly compressed → :class:`Log`
 :func:`read_dsjson`                    a Vowpal Wabbit dsjson log + the target's probabilities
 :func:`read_table`                     a CSV/TSV, Parquet or JSON-lines file → DataFrame
 :func:`sample_from_dataframe`          a DataFrame → :class:`~elcvx.Sample`
@@ -27,8 +29,9 @@ and the ``index``, ``split`` and ``table`` orients). Conventions where the forma
 
 One module each: ``progress`` (the progress bar), ``files`` (opening: gzip, UTF-8),
 ``formats`` (which format), ``columns``, ``tables`` and ``json_tables`` (a file to a DataFrame),
-``frames`` (a DataFrame to a :class:`~elcvx.Sample`), ``logs`` (:func:`read_log`) and ``dsjson``
-(:func:`read_dsjson`); the public names are imported here.
+``frames`` (a DataFrame to a :class:`~elcvx.Sample`), ``logs`` (:func:`read_log`), ``dsjson``
+(:func:`read_dsjson`), ``sources`` (the files of a folder or glob, in chunks) and ``stream``
+(:func:`read_log_compressed`); the public names are imported here.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from __future__ import annotations
 # In the order of the API page (docs/api/io.md), which follows these imports.
 from ..errors import MissingDependencyError
 from .logs import Log, read_log
+from .stream import MAX_PAIRS, read_log_compressed
 from .dsjson import PDROP_MODES, read_dsjson
 from .tables import read_table
 from .frames import sample_from_dataframe
@@ -45,6 +49,8 @@ __all__ = [
     "Log",
     "MissingDependencyError",
     "read_log",
+    "read_log_compressed",
+    "MAX_PAIRS",
     "read_dsjson",
     "read_table",
     "sample_from_dataframe",

@@ -24,7 +24,7 @@ class Log:
     sample : Sample
         The weights, rewards (``-cost`` for costs), counts and bounds.
     path : str
-        The file read.
+        The file read (the folder or glob, for :func:`read_log_compressed`).
     format : str
         One of :data:`FORMATS`.
     n_rows : int

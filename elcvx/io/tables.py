@@ -111,11 +111,15 @@ def _csv_table(path, sep, columns, types, progress, threads):
             row = bad[0]
             if row.number is None and threads:
                 return _csv_table(path, sep, columns, types, False, False)
-            where = f"line {row.number}" if row.number is not None else f"the line {row.text!r}"
-            raise InvalidInputError(
-                f"{path}: {where} is malformed: {iv.plural(row.actual_columns, 'field')} where "
-                f"the header has {row.expected_columns}") from None
+            raise _malformed_row(path, row) from None
         raise
+
+
+def _malformed_row(path, row) -> InvalidInputError:
+    """The error for a CSV row (pyarrow's ``InvalidRow``) with the wrong number of fields."""
+    where = f"line {row.number}" if row.number is not None else f"the line {row.text!r}"
+    return InvalidInputError(f"{path}: {where} is malformed: {iv.plural(row.actual_columns, 'field')} "
+                             f"where the header has {row.expected_columns}")
 
 
 def _read_csv(path, columns, sep, progress):

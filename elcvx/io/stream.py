@@ -1,0 +1,175 @@
+"""A log bigger than memory, read chunk by chunk into its exact compression:
+:func:`read_log_compressed`.
+
+Each chunk becomes a :class:`~elcvx.Sample` as :func:`read_log` builds one (the same column
+resolution, checks and messages, which name the file and the row), and is compressed at once to
+its distinct ``(w, r)`` rows with counts (:meth:`~elcvx.Sample.compress`); the chunks' rows are
+merged as they come. When weights and rewards take few values (ε-greedy logs, binary rewards)
+the result is small, and one in-memory sample with counts represents the whole log exactly:
+every estimate and interval on it equals the one on the rows.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..sample import Sample
+from .frames import _check_weights, _resolve_columns, _sample_from_frame
+from .logs import Log
+from .progress import Progress, progress_enabled
+from .sources import _batches, _columns_of, _log_files, _total_bytes
+from .columns import _pandas
+
+#: :func:`read_log_compressed` stops when the log has more distinct ``(w, r)`` pairs than this.
+MAX_PAIRS = 5_000_000
+#: Chunks are merged once they hold more rows than this (and than the merged total).
+_MERGE_ROWS = 1 << 20
+
+
+class _Groups:
+    """The running group-by ``(w, r) -> count`` of the chunks' compressed samples.
+
+    Chunks are kept as they come and merged (concatenated and compressed again) once they hold
+    more rows than the merged total and ``_MERGE_ROWS``, so a merge's cost stays proportional to what it
+    adds; after a merge, more than ``max_pairs`` distinct pairs is an error.
+    """
+
+    def __init__(self, max_pairs: int, path: str):
+        self.max_pairs = max_pairs
+        self.path = path
+        self.total = None
+        self.pending = []
+        self.pending_rows = 0
+        self.rows = 0  # rows of the log read so far
+
+    def add(self, sample: Sample, rows: int) -> None:
+        self.pending.append(sample)
+        self.pending_rows += sample.n_rows
+        self.rows += rows
+        if self.pending_rows > max(_MERGE_ROWS, 0 if self.total is None else self.total.n_rows):
+            self._merge()
+
+    def _merge(self) -> None:
+        parts = ([] if self.total is None else [self.total]) + self.pending
+        first = parts[0]
+        joined = Sample(np.concatenate([p.w for p in parts]), np.concatenate([p.r for p in parts]),
+                        counts=np.concatenate([p.c for p in parts]), wmin=first.wmin,
+                        wmax=first.wmax, rmin=first.rmin, rmax=first.rmax)
+        self.total, self.pending, self.pending_rows = joined.compress(), [], 0
+        if self.total.n_rows > self.max_pairs:
+            raise InvalidInputError(
+                f"{self.path}: more than {self.max_pairs:,} distinct (w, r) pairs in its first "
+                f"{self.rows:,} rows: the weights (or rewards) take too many values to compress "
+                "(continuous weights). Evaluating such a log chunk by chunk without compression "
+                "needs the stream engine of issue 16, which is not built yet: read it in memory "
+                "(read_log; --engine memory, one file), or raise max_pairs (--max-pairs) if "
+                "the pairs fit in memory", field="max_pairs", value=self.max_pairs)
+
+    def sample(self) -> Sample:
+        if self.pending:
+            self._merge()
+        return self.total
+
+
+def read_log_compressed(path, *, format=None, weight=None, target_prob=None, logging_prob=None,
+                        reward=None, cost=None, count=None, wmin=0.0, wmax=None, pmin=None,
+                        rmin=None, rmax=None, cmin=None, cmax=None, chunk_size=1 << 18,
+                        max_pairs=MAX_PAIRS, progress=None) -> Log:
+    """Read a log chunk by chunk, never whole, into its exact compression: a :class:`Log` whose
+    sample has one row per distinct ``(w, r)`` pair, with counts.
+
+    The sample equals ``read_log(...).sample.compress()`` on the same rows (counts, weights and
+    rewards exactly; sums of non-integer counts up to rounding), so every estimate and interval
+    is the one on the whole log. The column and bound parameters are those of
+    :func:`sample_from_dataframe`; default column names are resolved on the first file.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A Parquet or CSV/TSV file (CSV gzipped or not); a folder of them, searched recursively (names
+        starting with ``.`` or ``_`` are skipped, as by pyarrow; in a Parquet dataset folder,
+        ``key=value`` subfolders are columns too); or a glob, ``'logs/*.parquet'`` (``**``
+        matches subfolders). Files are read in sorted order.
+    chunk_size : int
+        Rows per chunk (default 262144): the memory read holds about 50 bytes a row of it.
+    max_pairs : int
+        Stop with an :class:`~elcvx.errors.InvalidInputError` when the distinct ``(w, r)`` pairs
+        exceed this (default 5,000,000: 120 MB of pairs): the log does not compress.
+    format : {"parquet", "csv", "tsv"}, optional
+        Every file's format; default from each file's name and first bytes.
+    progress : bool, optional
+        Draw the rows and files read on stderr; default when stderr is a terminal and the files
+        hold more than 50 MB.
+
+    Returns
+    -------
+    Log
+        ``.sample``, compressed; ``.path`` as given; ``.n_rows`` the rows read; ``.format``
+        ``"parquet"``, ``"csv"``, ``"tsv"`` or, for a mix, those joined by ``+``; ``.notes``
+        includes how many files and pairs (and the weights' check, as :func:`read_log`).
+
+    Raises
+    ------
+    InvalidInputError
+        No such file, folder or match; a file in another format; a missing column; a value
+        that is not a number or is out of range (naming the file and the row, or the CSV
+        line); more than ``max_pairs`` pairs.
+    MissingDependencyError
+        The ``io`` extra (pandas, pyarrow) is not installed.
+
+    Examples
+    --------
+    The bundled example log, in chunks of 64 rows: its 300 rows are 6 distinct ``(w, r)``.
+
+    >>> from elcvx import datasets, io
+    >>> log = io.read_log_compressed(datasets.example_log_path(), pmin=datasets.EXAMPLE_PMIN,
+    ...                              chunk_size=64)
+    >>> log.n_rows, log.sample.n, log.sample.n_rows, log.sample.counts.tolist()
+    (300, 300.0, 6, [74.0, 93.0, 44.0, 84.0, 2.0, 3.0])
+    """
+    pd = _pandas()
+    if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
+        raise InvalidInputError(f"chunk_size={chunk_size!r} must be a positive integer",
+                                field="chunk_size", value=chunk_size)
+    if not (isinstance(max_pairs, (int, np.integer)) and max_pairs >= 1):
+        raise InvalidInputError(f"max_pairs={max_pairs!r} must be a positive integer",
+                                field="max_pairs", value=max_pairs)
+    files, root = _log_files(path, format)
+    path = str(path)
+    weight, target_prob, logging_prob, reward, cost = _resolve_columns(
+        _columns_of(files, root), weight, target_prob, logging_prob, reward, cost)
+    names = list(dict.fromkeys(c for c in (weight, target_prob, logging_prob, reward, cost, count)
+                               if c is not None))
+    options = dict(weight=weight, target_prob=target_prob, logging_prob=logging_prob,
+                   reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin,
+                   rmin=rmin, rmax=rmax, cmin=cmin, cmax=cmax)
+    groups = _Groups(int(max_pairs), path)
+    size = _total_bytes(files)
+    bar = Progress("elcvx: reading", size, progress_enabled(progress, size))
+    done_bytes, current, described, started = 0, None, None, 0
+    try:
+        for file, fmt, first, batch in _batches(files, root, names, int(chunk_size)):
+            if file != current:
+                done_bytes += 0 if current is None else os.path.getsize(current)
+                current, started = file, started + 1
+            df = batch.to_pandas()
+            # Rows are numbered within their file, as read_table numbers them.
+            df.index = pd.RangeIndex(first, first + len(df), name="row" if fmt == "parquet" else "line")
+            chunk, described = _sample_from_frame(df, file, prefix=f"{file}: ", **options)
+            groups.add(chunk.compress(), len(df))
+            bar.label = f"elcvx: {groups.rows:,} rows, file {started} of {len(files)}"
+            bar.update(done_bytes)
+    finally:
+        bar.close()
+    if groups.rows == 0:
+        raise InvalidInputError(f"{path} has no data rows")
+    sample = groups.sample()
+    formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
+    notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} ({groups.rows:,} "
+             f"rows), compressed exactly to {sample.n_rows:,} distinct (w, r) rows",)
+    notes += _check_weights(sample, described["w"])
+    return Log(sample=sample, path=path, format=formats, n_rows=groups.rows, columns=described,
+               notes=notes)
