@@ -23,6 +23,7 @@ import warnings
 
 from . import __version__
 from . import _validation as iv
+from ._cli_args import positive_int
 from ._cli_plot import draw_profile, draw_sequence, require_matplotlib
 from ._cli_report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
                           render_evaluate, render_profile)
@@ -57,7 +58,7 @@ def _add_log_options(p):
                    help="memory: read one file whole; stream: read Parquet/CSV files chunk by "
                         "chunk into the log's exact compression (default: memory for a file, "
                         "stream for a folder or glob)")
-    p.add_argument("--max-pairs", type=_positive_int, default=None, metavar="K",
+    p.add_argument("--max-pairs", type=positive_int, default=None, metavar="K",
                    help="--engine stream: stop when the log has more than K distinct (w, r) "
                         "pairs, that is, does not compress (default 5000000)")
     p.add_argument("--input-format", choices=FORMATS,
@@ -97,17 +98,6 @@ def _add_log_options(p):
     b.add_argument("--cmax", type=float, metavar="C", help="largest possible cost")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (drawn on stderr for files over 50 MB on a terminal)")
-
-
-def _positive_int(text):
-    """argparse's type for counts (``--max-pairs``; ``elcvx reproduce``'s ``--jobs``, ...)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
-    return value
 
 
 def _level(text):

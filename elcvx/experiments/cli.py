@@ -11,7 +11,7 @@ import argparse
 import shlex
 import sys
 
-from ..cli import _positive_int
+from .._cli_args import positive_int
 from ..errors import ElcvxError
 from . import (calibration, constraints_study, realistic, rho_study, rho_summary, sequences_study,
                synthetic)
@@ -42,15 +42,15 @@ def add_reproduce_parser(subparsers):
                     "sample size, draw environments (true value uniform on [0, 1]) and one sample "
                     "from each; write mse.csv, intervals.csv, summary.md and PNG figures.",
     )
-    syn.add_argument("--replicates", type=_positive_int, default=synthetic.DEFAULT_REPLICATES,
+    syn.add_argument("--replicates", type=positive_int, default=synthetic.DEFAULT_REPLICATES,
                      help="environment draws per sample size (default %(default)s, as in the paper)")
     syn.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED,
                      help="root seed of the random streams (default %(default)s)")
     syn.add_argument("--out", default="elcvx-synthetic",
                      help="output directory (default %(default)s)")
-    syn.add_argument("--sizes", type=_positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
+    syn.add_argument("--sizes", type=positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
                      metavar="N", help="sample sizes (default: 1-2-5 steps from 10 to 10^6)")
-    syn.add_argument("--jobs", type=_positive_int, default=2,
+    syn.add_argument("--jobs", type=positive_int, default=2,
                      help="worker processes (default %(default)s; results do not depend on it)")
     syn.add_argument("--confidence-level", type=float, default=0.95,
                      help="confidence level of the intervals (default %(default)s)")
@@ -108,9 +108,9 @@ def _add_realistic(which):
                            "or --datasets) into one set of tables in --out; other options are ignored")
     real.add_argument("--tables", type=_name_list(realistic.TABLES, "table"), default=list(realistic.TABLES),
                       help="comma-separated among ope,ci,learning (default all)")
-    real.add_argument("--replicates", type=_positive_int, default=realistic.DEFAULT_REPLICATES,
+    real.add_argument("--replicates", type=positive_int, default=realistic.DEFAULT_REPLICATES,
                       help="evaluations per (dataset, strategy) (default %(default)s, as in the paper)")
-    real.add_argument("--learning-replicates", type=_positive_int, default=None,
+    real.add_argument("--learning-replicates", type=positive_int, default=None,
                       help="learning runs per (dataset, strategy) (default: --replicates)")
     real.add_argument("--strategies", type=_name_list(None, "strategy"), default=list(realistic.STRATEGIES),
                       help="comma-separated, e.g. epsilon=0.05,bag=10,cover=10 (default: the paper's seven)")
@@ -122,7 +122,7 @@ def _add_realistic(which):
     real.add_argument("--seed", type=int, default=realistic.DEFAULT_SEED,
                       help="root seed (default %(default)s)")
     real.add_argument("--out", default="elcvx-realistic", help="output directory (default %(default)s)")
-    real.add_argument("--jobs", type=_positive_int, default=2,
+    real.add_argument("--jobs", type=positive_int, default=2,
                       help="worker processes (default %(default)s; results do not depend on it)")
     real.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     real.set_defaults(func=run)
@@ -140,14 +140,14 @@ def _add_constraints(which):
                     "replicates.csv.gz, constraints.png and summary.md.",
     )
     _study_options(con, study, per="sample size", out="elcvx-constraints", jobs=2)
-    con.add_argument("--sizes", type=_positive_int, nargs="+", default=list(study.DEFAULT_SIZES),
+    con.add_argument("--sizes", type=positive_int, nargs="+", default=list(study.DEFAULT_SIZES),
                      metavar="N", help="sample sizes (default: %(default)s)")
 
 
 def _add_run_options(parser, out, jobs=2):
     """``--out``, ``--jobs``, ``--quiet`` and the handler, common to the studies."""
     parser.add_argument("--out", default=out, help="output directory (default %(default)s)")
-    parser.add_argument("--jobs", type=_positive_int, default=jobs,
+    parser.add_argument("--jobs", type=positive_int, default=jobs,
                         help="worker processes (default %(default)s; results do not depend on it)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.set_defaults(func=run)
@@ -165,14 +165,14 @@ def _add_rho(which):
     rho.add_argument("--studies", type=_name_list(("synthetic", "realistic"), "study"),
                      default=["synthetic", "realistic"], help="comma-separated (default both)")
     rho.add_argument("--data-dir", help="the realistic study's datasets (needed for 'realistic')")
-    rho.add_argument("--replicates", type=_positive_int, default=realistic.DEFAULT_REPLICATES,
+    rho.add_argument("--replicates", type=positive_int, default=realistic.DEFAULT_REPLICATES,
                      help="realistic evaluations per (dataset, strategy) (default %(default)s)")
     rho.add_argument("--strategies", type=_name_list(realistic.STRATEGIES, "strategy"),
                      default=list(realistic.STRATEGIES), help="default: the paper's seven")
     rho.add_argument("--datasets", type=_id_list, default=None, help="OpenML ids (default all)")
-    rho.add_argument("--synthetic-replicates", type=_positive_int, default=synthetic.DEFAULT_REPLICATES,
+    rho.add_argument("--synthetic-replicates", type=positive_int, default=synthetic.DEFAULT_REPLICATES,
                      help="synthetic environment draws per N (default %(default)s)")
-    rho.add_argument("--sizes", type=_positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
+    rho.add_argument("--sizes", type=positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
                      metavar="N", help="synthetic sample sizes (default: the synthetic study's)")
     _add_run_options(rho, "elcvx-rho")
 
@@ -209,7 +209,7 @@ def _run_rho(args) -> int:
 
 def _study_options(p, study, *, per, out, jobs):
     """``--replicates``, ``--seed``, ``--out``, ``--jobs``, ``--quiet``: every simulated study's."""
-    p.add_argument("--replicates", type=_positive_int, default=study.DEFAULT_REPLICATES,
+    p.add_argument("--replicates", type=positive_int, default=study.DEFAULT_REPLICATES,
                    help=f"logs per {per} (default %(default)s)")
     p.add_argument("--seed", type=int, default=study.DEFAULT_SEED,
                    help="root seed of the random streams (default %(default)s)")
@@ -228,7 +228,7 @@ def _add_sequences(which):
                     "widths.csv, summary.md and sequences.png.",
     )
     _study_options(seq, study, per="environment", out="elcvx-sequences", jobs=1)
-    seq.add_argument("--n", type=_positive_int, default=study.DEFAULT_N,
+    seq.add_argument("--n", type=positive_int, default=study.DEFAULT_N,
                      help="examples per log (default %(default)s)")
     seq.add_argument("--quick", action="store_true",
                      help="a smoke run: 3 logs of 2000 examples per environment")
@@ -271,18 +271,18 @@ def _add_calibration(which):
                     "split by what the sample shows at the largest weight; write calibration.csv, "
                     "calibration_diagnosis.csv and calibration.md.",
     )
-    cal.add_argument("--replicates", type=_positive_int, default=synthetic.DEFAULT_REPLICATES,
+    cal.add_argument("--replicates", type=positive_int, default=synthetic.DEFAULT_REPLICATES,
                      help="environment draws per sample size (default %(default)s)")
     cal.add_argument("--replicates-at", type=_size_draws, nargs="+", default=[], metavar="N=DRAWS",
                      help="other draws at some sizes, e.g. 10=1000 (the bootstrap's cost)")
-    cal.add_argument("--resamples", type=_positive_int, default=calibration._bootstrap.DEFAULT_RESAMPLES,
+    cal.add_argument("--resamples", type=positive_int, default=calibration._bootstrap.DEFAULT_RESAMPLES,
                      help="bootstrap resamples (default %(default)s)")
     cal.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED,
                      help="root seed: the synthetic study's (default %(default)s)")
-    cal.add_argument("--sizes", type=_positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
+    cal.add_argument("--sizes", type=positive_int, nargs="+", default=list(synthetic.DEFAULT_SIZES),
                      metavar="N", help="sample sizes (default: the synthetic study's)")
     cal.add_argument("--out", default="elcvx-calibration", help="output directory (default %(default)s)")
-    cal.add_argument("--jobs", type=_positive_int, default=2,
+    cal.add_argument("--jobs", type=positive_int, default=2,
                      help="worker processes (default %(default)s; results do not depend on it)")
     cal.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     cal.set_defaults(func=run)
