@@ -8,6 +8,8 @@ between them and leaves the rest of the page alone.
 
 from __future__ import annotations
 
+import os
+import platform
 import re
 from pathlib import Path
 
@@ -32,3 +34,17 @@ def write_between_markers(page, name, body):
         raise SystemExit(f"{page}: expected one pair of {name} markers, found {count}")
     page.write_text(new, encoding="utf-8")
     print(f"wrote {page} ({name})")
+
+
+def size(n):
+    """``n`` as a table shows it: ``1e4`` for a power of ten, else the digits."""
+    e = len(str(n)) - 1
+    return f"1e{e}" if n == 10**e else str(n)
+
+
+def machine():
+    """A sentence on the machine at the time of the run: its cores and load (a loaded machine
+    stretches times; the ratios to a baseline of the same run are steadier)."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"Measured with Python {platform.python_version()} on {os.cpu_count()} cores, "
+            f"load average {load:.1f} at the end of the run.")
