@@ -1,11 +1,11 @@
 """Time the fast path's EL estimate + 95% interval, stage by stage, as ratios to one log1p pass.
 
 The baseline is one pass of ``np.log1p(x).sum()`` over N values (the cost of evaluating the
-dual objective once), measured in the same run at the same N, so the ratios are comparable
-across machines. Each repetition builds a fresh ``Sample`` from fresh arrays (the MLE is cached
+dual objective once), measured at the same N just before each repetition, so that it sees the
+same load and the ratios are comparable across machines. Each repetition builds a fresh ``Sample`` from fresh arrays (the MLE is cached
 per sample, so reusing one would time the cache) and times three stages: the ``Sample``'s
 construction (validation), ``estimate`` (the MLE) and ``interval`` (the two bounds, from the
-cached MLE); each figure is the median over ``--repeats``. "passes" is the rows the fast path's
+cached MLE); each time, and each ratio, is the median over ``--repeats``. "passes" is the rows the fast path's
 passes read (each evaluation of an objective with its derivatives is one pass) divided by N, so
 a pass over the MLE's warm-start subsample counts as a fraction. The ``compress`` lines time
 :meth:`elcvx.Sample.compress` on an epsilon-greedy-like log against ``np.unique(..., axis=0)``.
@@ -51,14 +51,13 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
-def baseline(n, repeats):
-    x = np.random.default_rng(0).random(n)
-    return median_time(lambda: np.log1p(x).sum(), max(repeats, 5))
-
-
 def stages(n, seed):
-    """Seconds of each stage on a fresh sample, and the passes of ``estimate`` and of the
-    whole (``interval``'s work includes the MLE's, computed once by ``estimate``)."""
+    """Seconds of each stage on a fresh sample, the baseline's just before (the median of five
+    log1p passes over a fresh array: measured next to each repetition, it sees the same load),
+    and the passes of ``estimate`` and of the whole (``interval``'s work includes the MLE's,
+    computed once by ``estimate``)."""
+    x = np.random.default_rng(seed).random(n)
+    base = median_time(lambda: np.log1p(x).sum(), 5)
     w, r = make_arrays(n, seed)
     t0 = time.perf_counter()
     s = elcvx.Sample(w, r, wmax=10.0)
@@ -67,16 +66,18 @@ def stages(n, seed):
     t2 = time.perf_counter()
     ci = elcvx.interval(s, method="fast")
     t3 = time.perf_counter()
-    return dict(sample=t1 - t0, estimate=t2 - t1, interval=t3 - t2,
-                passes_estimate=est.work[1] / n, passes_total=ci.work[1] / n)
+    return dict(base=base, sample=t1 - t0, estimate=t2 - t1, interval=t3 - t2,
+                total=t3 - t1, passes_estimate=est.work[1] / n, passes_total=ci.work[1] / n)
 
 
 def fast_row(n, repeats):
-    """The medians over ``repeats`` fresh samples, with the baseline of the same run."""
+    """The medians over ``repeats`` fresh samples of each time and of its ratio to the
+    repetition's baseline."""
     runs = [stages(n, seed) for seed in range(repeats)]
     row = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
-    row["total"] = statistics.median(run["estimate"] + run["interval"] for run in runs)
-    row["N"], row["base"] = n, baseline(n, repeats)
+    for key in (*STAGES, "total"):
+        row[f"{key}_ratio"] = statistics.median(run[key] / run["base"] for run in runs)
+    row["N"] = n
     return row
 
 
@@ -87,9 +88,8 @@ def fast_table(rows):
     lines = [head, "|" + "---:|" * 8]
     for row in rows:
         cells = [size(row["N"]), _ms(row["base"])]
-        ratios = [row[k] / row["base"] for k in (*STAGES, "total")]
         cells += [f"{_ms(row[k])} ({x:.{1 if x < 10 else 0}f}×)"
-                  for k, x in zip((*STAGES, "total"), ratios)]
+                  for k, x in ((k, row[f"{k}_ratio"]) for k in (*STAGES, "total"))]
         cells += [f"{row['passes_estimate']:.1f}", f"{row['passes_total']:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
