@@ -65,5 +65,13 @@ bench-stream: $(STAMP)
 bench-cvxpy: $(STAMP)
 	$(PY) benchmarks/bench_cvxpy.py
 
+# The tables of docs/performance.md, written again (about 15 minutes on 2 cores, most of it the
+# cvxpy path at N = 1e5).
+.PHONY: bench-docs
+bench-docs: $(STAMP)
+	$(PY) benchmarks/bench_core.py --write-docs
+	$(PY) benchmarks/bench_cvxpy.py --write-docs
+	$(PY) benchmarks/bench_formulations.py --samples 100 --write-docs
+
 clean:
 	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis

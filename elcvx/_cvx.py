@@ -5,7 +5,7 @@ counts ``c``, ``N = sum(c)``, and the tuples of :mod:`elcvx._solutions`.
 
 How a number is produced
 ------------------------
-1. The primary formulation (table below) is solved by :meth:`Program.solve`, which walks
+1. The formulation tried first (below) is solved by :meth:`Program.solve`, which walks
    through Clarabel settings in a documented order
    (:data:`elcvx.programs.base.REFINED_ATTEMPTS`: tolerances of 1e-6, which the refinement
    below completes; then tight tolerances; shorter steps; shorter steps still with tolerances
@@ -34,29 +34,19 @@ How a number is produced
    optimum given ``(beta, gamma)`` (a lower bound on the optimum by weak duality, equal to it
    within the certificate), and ``q`` are the paper's primal-dual relations.
 
-Which formulation is primary was measured on 100 random samples (N = 10 ... 1e4; epsilon-greedy,
-continuous and heavy-tailed weights up to 1e6, ``wmax`` finite or infinite; binary and
-continuous rewards; counts). "Single" is the share of single Clarabel solves at the tight
-settings that did not end ``optimal`` with the right value (before the scaling of
-:mod:`elcvx.programs.empirical_likelihood` in brackets):
-
-===================  =============================  ============================
-computation          primary: single (unscaled)     fallback: single (unscaled)
-===================  =============================  ============================
-:func:`mle`          ``mle_primal``: 2% (29%)       ``mle_dual``: 8% (26%)
-:func:`profile`      ``profile_primal``: 8% (33%)   ``profile_dual``: 12% (19%)
-:func:`lower_bound`  ``lower_bound_primal``: 38%     ``lower_bound_dual``: 31%
-                     (31%)                          (27%), then the profile root
-===================  =============================  ============================
-
-The lower bound now takes ``lower_bound_dual`` first, with the settings of
-:data:`elcvx.programs.base.REFINED_BOUND_ATTEMPTS` (shorter steps first): at N = 1e4 that solved 15 of
-16 bounds at once, against 6 of 16 for the primal at the tight settings. Its two formulations
-take turns at each setting (dual, then primal, then the next setting), rather than one
-formulation going through every setting first.
+Which formulation is tried first
+--------------------------------
+The MLE and the profile take their primal first (:func:`~elcvx.programs.mle_primal`,
+:func:`~elcvx.programs.profile_primal`), the lower bound its dual
+(:func:`~elcvx.programs.lower_bound_dual`) with the shorter steps of
+:data:`elcvx.programs.base.REFINED_BOUND_ATTEMPTS` first. The order was chosen by measuring how
+often a single Clarabel solve of each formulation fails on random samples; the documentation's
+performance page has that table, which ``benchmarks/bench_formulations.py`` regenerates. The
+bound's two formulations take turns at each setting (dual, then primal, then the next setting),
+so that one failing at every setting does not hold up the other.
 
 The lower bound's program is hard for Clarabel whatever the scaling (its step length
-collapses mid-way); shorter steps rescue most cases, the dual and the profile root the rest.
+collapses mid-way); shorter steps rescue most cases, the primal and the profile root the rest.
 """
 
 from __future__ import annotations
@@ -77,8 +67,8 @@ from .programs.base import sample_data as _data
 # Newton steps make it accurate to rounding); the certificate that ends them decides.
 POLISH_ITER = 8
 
-# Formulation order per computation (primary first). Measured on random samples; see the module
-# docstring and tests/test_programs.py.
+# Formulation order per computation (the one tried first, first): chosen by measurement, see the
+# module docstring.
 MLE_ORDER = ("primal", "dual")
 PROFILE_ORDER = ("primal", "dual")
 LOWER_BOUND_ORDER = ("dual", "primal")
@@ -317,8 +307,9 @@ def certify_lower_bound(beta, gamma, phi, sample, side="lower"):
 def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
     """The lower end ``v_lb`` of the interval on the unit scale (of ``1 - u`` for ``side="upper"``).
 
-    ``phi = -N log N - loglik - quantile / 2``. Solved by :func:`lower_bound_primal` (fallback:
-    :func:`lower_bound_dual`), then certified (:func:`certify_lower_bound`).
+    ``phi = -N log N - loglik - quantile / 2``. Solved by :func:`~elcvx.programs.lower_bound_dual`
+    and :func:`~elcvx.programs.lower_bound_primal` in turn at each setting (see the module
+    docstring), each solution certified (:func:`certify_lower_bound`); the profile root last.
 
     ``quantile = 0`` makes the likelihood ball the single MLE: the bound is then
     ``sum c q_mle w u`` and the multipliers are unbounded (``kappa = inf``, ``beta = gamma =

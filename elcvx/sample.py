@@ -263,9 +263,10 @@ class Sample:
 
         Logged weights and rewards usually take few distinct values (e.g. epsilon-greedy logs
         with binary rewards). Then each column is reduced to its sorted unique values, each row
-        coded by its pair of positions, and the codes counted with ``bincount``: about 0.7 s for
-        1e7 rows, where ``np.unique(..., axis=0)`` was measured at 11 s. With many distinct
-        values, one ``lexsort`` of the rows groups them instead. Rows come out ordered by ``w``,
+        coded by its pair of positions, and the codes counted with ``bincount``: no sort of the
+        rows, which is what makes ``np.unique(..., axis=0)`` slow on large logs (the
+        documentation's performance page compares the two). With many distinct values, one
+        ``lexsort`` of the rows groups them instead. Rows come out ordered by ``w``,
         then ``r``.
         """
         uw = np.unique(self.w)

@@ -40,10 +40,9 @@ FALLBACK_SETTINGS = (
 )
 ATTEMPTS = (CLARABEL_SETTINGS, *FALLBACK_SETTINGS)
 
-# The lower bound's programs start with the shorter steps and without iterative refinement:
-# measured on 16 bounds at N = 1e4 (benchmarks/bench_cvxpy.py's samples), the dual solved 15 at
-# once that way against 8 at the tight settings, and each iteration costs less. The order after
-# that is :data:`ATTEMPTS`'.
+# The lower bound's programs start with the shorter steps and without iterative refinement: more
+# of them are solved at once that way than at the tight settings, and each iteration costs less
+# (benchmarks/bench_formulations.py measures it). The order after that is :data:`ATTEMPTS`'.
 BOUND_ATTEMPTS = (dict(FALLBACK_SETTINGS[0], iterative_refinement_enable=False), *ATTEMPTS)
 
 # Where a certificate refines the solver's answer (the cvxpy path of elcvx._cvx: a few iterations
