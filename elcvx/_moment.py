@@ -55,7 +55,8 @@ class Moments:
         # Columns stored transposed (one contiguous row per feature): a pass reads each once.
         self.Gt = np.array([c.values for c in constraints], dtype=float).reshape(self.k, self.w.size)
         self.b = np.array([c.target for c in constraints], dtype=float)
-        self.Dt = np.vstack([self.w - 1.0, self.Gt - self.b[:, None]])
+        d = (self.w - 1.0)[None, :]  # (no second copy where there is no constraint)
+        self.Dt = d if self.k == 0 else np.vstack([d, self.Gt - self.b[:, None]])
         self.Ft = self.w[None, :] if self.k == 0 else np.vstack([self.w, self.Gt])
         self.atoms = mc.extra_atoms(sample, constraints, atoms)
         # The range of E_Q[h]: [0, 1] for a policy's value, within [-1, 1] for any other here.
@@ -63,14 +64,19 @@ class Moments:
         if value is None:
             wa = self.atoms[:, 0]
             # w (1 - u) as w - w u: the upper bound is 1 minus the lower bound of 1 - u.
-            h = self.w * sample.u if side == "lower" else self.w - self.w * sample.u
+            h = self.w * sample.u
+            if side == "upper":
+                np.subtract(self.w, h, out=h)
             value = (h, np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0))
         self.h, self.h_lo, self.h_hi = (np.asarray(t, dtype=float) for t in value)
+        # h >= 0 on every row: a policy's value (w u, w (1 - u)) is, another may not be.
+        self.nonnegative = self.value_range == (0.0, 1.0) or not np.any(self.h < 0)
 
     def negated(self):
         """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""
         out = object.__new__(Moments)
-        out.__dict__.update(self.__dict__, h=-self.h, h_lo=-self.h_hi, h_hi=-self.h_lo)
+        out.__dict__.update(self.__dict__, h=-self.h, h_lo=-self.h_hi, h_hi=-self.h_lo,
+                            nonnegative=not np.any(self.h > 0))
         return out
 
     @property
@@ -372,7 +378,8 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     # f is a value of size at most K mean(|h|) (AM-GM): an absolute floor of that size on the
     # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
     # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
-    reach = min(1.0, K * wsum(data.c, np.abs(e)) / n)
+    total = wsum(data.c, e if data.nonnegative else np.abs(e))
+    reach = min(1.0, K * total / n)
     raw, state = bound_oracle(data.Ft, e, data.c, n, K, lin, work, floor=reach)
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
@@ -382,7 +389,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (h = 0 everywhere)",
                              work=work.counts())
-    if mle_sol is not None and _within_reach_of_zero(data, K, lin, B, floor):
+    if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (bound within 1e-13 of 0)",
                              work=work.counts())
     if start is not None:
@@ -416,18 +423,16 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
                          lambdas=tuple(float(t) for t in y[2:]))
 
 
-def _within_reach_of_zero(data, K, lin, B, floor):
+def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
     """Whether the bound is 0 to within 1e-13 (a ball so wide that ``K`` underflows): with
     ``h >= 0`` everywhere the bound is at least 0, and by AM-GM (``geomean <= mean``) the dual
     objective is at most ``K mean(h) + (K mean(F) - lin) . y``; where that slope is
     non-positive on the whole cone ``B y >= 0`` (it is ``-B' mu`` for some ``mu >= 0``:
-    Farkas), the bound is at most ``K mean(h)``. The dual's supremum would otherwise be
-    approached only as ``y -> 0``, one halving at a time."""
-    if np.any(floor) or data.h.min() < 0:
+    Farkas), the bound is at most ``K mean(h)`` (``K_mean_h``). The dual's supremum would
+    otherwise be approached only as ``y -> 0``, one halving at a time."""
+    if np.any(floor) or not data.nonnegative or not K_mean_h <= 1e-13:
         return False
     n = data.n
-    if not K * wsum(data.c, data.h) / n <= 1e-13:
-        return False
     c = np.ones(data.w.size) if data.c is None else data.c
     slope = K * np.r_[1.0, blockwise(data.Ft, c) / n] - lin
     if not np.all(np.isfinite(slope)):
