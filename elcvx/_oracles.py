@@ -58,6 +58,7 @@ def loglik_oracle(Dt, c, n, work, h=None, v=0.0):
     @_quietly
     def oracle(x):
         work.count(rows)
+        origin = not np.any(x)  # every 1 + d x is 1: no log, no division (the MLE's start)
         f, size, g, H = 0.0, 1.0, np.zeros(m), np.zeros((m, m))
         for i, j in blocks(rows):
             k = j - i
@@ -66,10 +67,14 @@ def loglik_oracle(Dt, c, n, work, h=None, v=0.0):
             D = list(Dt[:, i:j])
             if h is not None:
                 D.append(np.subtract(h[i:j], v, out=e))
+            cb = None if c is None else c[i:j]
+            if origin:
+                g += [wsum(cb, d) for d in D]
+                H -= gram(D, D if cb is None else [np.multiply(d, cb, out=r) for d, r in zip(D, cR)])
+                continue
             combine(x, D, t, tmp)
             if not t.min() > -1.0:
                 return -math.inf, None, None, math.inf
-            cb = None if c is None else c[i:j]
             t += 1.0
             # (log, not log1p: twice as fast; f's rounding is within size's, and the
             # likelihood reported is computed again with log1p.)
