@@ -18,12 +18,13 @@ import math
 
 import barrier_reference as barrier
 import fast2d_reference as fast2d
+import test_fuzz
 import numpy as np
 import pytest
 from scipy import stats
 
 import elcvx
-from elcvx import _active_set, _cvx_model, _moment, _passes
+from elcvx import _active_set, _calibration, _cvx_model, _moment, _passes
 from elcvx._passes import FEAS_TOL
 from elcvx.constraints import MomentConstraint
 from elcvx.testing import AGREEMENT, assert_agree
@@ -293,3 +294,50 @@ def test_a_control_variate_next_to_its_atoms():
         b = _moment.lower_bound(s, kw["constraints"], mm.loglik, CHI2_95, side=side,
                                 atoms=kw["atoms"], mle_sol=mm)
         assert b.status.startswith("optimal"), b.status
+
+
+# ------------------------------------------------------------------------------------------------
+# The single method's reproducers (the fuzz found each; the 2-d solvers answer them)
+# ------------------------------------------------------------------------------------------------
+def test_a_degenerate_vertex_does_not_cycle():
+    # Every weight at wmin: at the MLE's point both corners at wmax are active, and on one of
+    # their faces a multiplier of -1.3e-13 (rounding after a long Newton step) sent the working
+    # set round a cycle (max_iter without a pass) until a face already tried at a point was no
+    # longer re-entered.
+    s = elcvx.Sample([0.25] * 5, [0.0] * 5, wmin=0.25, wmax=2.0)
+    v = np.array([0.3, 0.8799262807453692])
+    mm = _moment.mle(s, ())
+    ours = _moment.profile(s, (), v, mle_sol=mm)
+    ref = fast2d.profile(s.w, s.u, s.counts, s.wmin, s.wmax, v)
+    assert ours.status == ref.status == "optimal"
+    assert_agree(ours.loglik, ref.loglik, tol=FAST_TOL, scale=max(1.0, float(ref.loglik.max())),
+                 what="l_v")
+
+
+def test_a_face_far_in_x_is_landed_on():
+    # One row of weight 1e16: the profile's tau has a curvature 1e-33 of beta's, so the face
+    # beta + tau >= 0 (the atom at w = inf) is near in f but a unit away in x. Taken in without
+    # the step, x stayed off it and the method stopped at the MLE's point, not certified.
+    s = elcvx.Sample([1e16], [0.0], wmax=np.inf)
+    v = np.array([0.5, 0.853499935513916, 0.9])
+    mm = _moment.mle(s, ())
+    ours = _moment.profile(s, (), v, mle_sol=mm)
+    ref = fast2d.profile(s.w, s.u, s.counts, s.wmin, s.wmax, v)
+    assert ours.status == ref.status == "optimal"
+    assert_agree(ours.loglik, ref.loglik, tol=FAST_TOL, scale=40.0, what="l_v")
+
+
+@pytest.mark.parametrize("seed", [1387, 1500, 1758])
+def test_a_bound_of_zero_reached_at_the_apex_is_certified(seed):
+    # N = 3, F calibration at 0.99 (a quantile of 98.5): the bound is 0 to rounding, reached
+    # only as (gamma, beta) -> 0, where Newton steps only halve the distance; the concavity gap
+    # mu . (A x + h) ends the approach (it was "line search failed" after 83 passes).
+    s = test_fuzz.draw(seed).sample
+    quantile = _calibration.quantile("f", 0.99, s.n)
+    mm = _moment.mle(s, ())
+    for side, u in (("lower", s.u), ("upper", 1.0 - s.u)):
+        ours = _moment.lower_bound(s, (), mm.loglik, quantile, side=side, mle_sol=mm)
+        ref = fast2d.lower_bound(s.w, u, s.counts, s.wmin, s.wmax, mm.loglik, quantile,
+                                 q_mle=mm.q, beta_mle=mm.beta)
+        assert ours.status.startswith("optimal") and ref.status.startswith("optimal")
+        assert_agree(ours.value, ref.value, tol=1e-12, what=f"{side} bound")
