@@ -26,8 +26,12 @@ KKT residual ``grad + A_W' mu`` exceeds ``kkt_tol`` (each accepted when it keeps
 rounding). Where the dual is nearly flat (weights within 1e-10 of 1), the decrement can be
 large while the nearest constraint is so close that the gain up to it, ``decrement x
 alpha``, is below ``f``'s rounding: no step can show a gain there, so the point is optimal if
-its KKT residual is met, and otherwise that constraint joins the working set without a step.
-Most iterations cost one pass: dropping or adding a constraint without a step costs none.
+its KKT residual is met, and otherwise that constraint joins the working set without a step
+(unless it is far in ``x``: then ``x`` moves onto it, accepted within rounding). At each new
+point a concavity bound on the remaining gain, ``mu . (A x + h)`` with ``-g = A' mu, mu >= 0``,
+also ends the iteration when negligible (a supremum approached only at a cone's apex). A
+working set already tried at a point is not re-entered (a degenerate vertex cycled). Most
+iterations cost one pass: dropping or adding a constraint without a step costs none.
 """
 
 from __future__ import annotations
@@ -83,10 +87,13 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER)
     just_added = None
     polished = 0
     seen: set[frozenset] = set()  # working sets tried at this x (dropping back into one cycles)
+    moved = True  # x is new: its concavity gap is not yet known
     for _ in range(max_iter):
-        gap, masses = _gap(g, A, h, x)
-        if gap <= max(_FLOOR * size, gap_tol):
-            return Outcome(x, f, g, masses, "optimal")
+        if moved:
+            gap, masses = _gap(g, A, h, x)
+            if gap <= max(_FLOOR * size, gap_tol):
+                return Outcome(x, f, g, masses, "optimal")
+            moved = False
         seen.add(frozenset(active))
         d, mu = _face_step(g, H, A[active], x)
         decrement = float(g @ d)
@@ -138,6 +145,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER)
                 return Outcome(x, f, g, masses, "optimal")
             return Outcome(x, f, g, none, "line search failed")
         x, f, g, H, size, landed = step
+        moved = True
         blind.clear()
         seen.clear()
         if landed and _independent(A, active + [hit]):
