@@ -66,7 +66,7 @@ def world(sample, mle_sol):
     c = sample.c
     p = c * mle_sol.q
     w, u = sample.w, sample.u
-    mass, _, w_ex = extra_atom(sample, mle_sol.q, mle_sol.beta)
+    mass, _, w_ex = extra_atom(sample, mle_sol)
     if w_ex is not None and mass > 0 and np.isfinite(w_ex):
         w, u, p = np.append(w, w_ex), np.append(u, 0.5), np.append(p, mass)
     p = p / p.sum()

@@ -9,20 +9,25 @@ from __future__ import annotations
 
 from . import _moment
 from . import _validation as iv
-from .errors import SolverError
+from .errors import InvalidInputError, SolverError
 
 
 def _ok(status: str) -> bool:
     return status.startswith("optimal")
 
 
-def _run(method, fast_call, cvx_call, what):
-    """``(solution, path)``; ``method`` as the public functions have validated it."""
+def _run(method, fast_call, cvx_call, what, in_memory=True):
+    """``(solution, path)``; ``method`` as the public functions have validated it. The cvxpy
+    path needs the rows in memory (``in_memory``): a scanned log has the fast path only."""
+    if not in_memory and method == "cvxpy":
+        raise InvalidInputError("method='cvxpy' needs the log's rows in memory (read_log); a "
+                                "scanned log is evaluated by the fast path: method='fast'",
+                                field="method", value=method)
     if method in ("auto", "fast"):
         sol = fast_call()
         if _ok(sol.status):
             return sol, "fast"
-        if method == "fast":
+        if method == "fast" or not in_memory:
             raise SolverError(f"the fast path did not solve {what} (status: {sol.status})",
                               solver="elcvx fast path", status=sol.status)
     sol = cvx_call()
@@ -41,12 +46,12 @@ def mle(sample, method, model=None):
     if model is not None:
         return _run(method, lambda: _moment.mle(sample, *model),
                     lambda: _cvx_model_module().model_mle(sample, *model),
-                    "the MLE with constraints")
+                    "the MLE with constraints", _in_memory(sample))
     cache = sample.__dict__.setdefault("_mle_cache", {})
     if method not in cache:
         sol, path = _run(method, lambda: _moment.mle(sample, ()), lambda: _cvx_module().mle(sample),
-                         "the MLE")
-        cache[method] = (sol._replace(q=iv.frozen(sol.q)), path)
+                         "the MLE", _in_memory(sample))
+        cache[method] = (sol if sol.q is None else sol._replace(q=iv.frozen(sol.q)), path)
     return cache[method]
 
 
@@ -62,7 +67,8 @@ def lower_bound(sample, mle_sol, quantile, side, method, model=None):
     return _run(method,
                 lambda: _moment.lower_bound(sample, constraints, mle_sol.loglik, quantile, side,
                                             atoms, mle_sol),
-                cvx_call, f"the {side} bound" + ("" if model is None else " with constraints"))
+                cvx_call, f"the {side} bound" + ("" if model is None else " with constraints"),
+                _in_memory(sample))
 
 
 def profile(sample, v_unit, mle_sol, method, model=None):
@@ -70,9 +76,15 @@ def profile(sample, v_unit, mle_sol, method, model=None):
     if model is not None:
         return _run(method, lambda: _moment.profile(sample, model[0], v_unit, model[1], mle_sol),
                     lambda: _cvx_model_module().model_profile(sample, *model, v_unit),
-                    "the profile likelihood with constraints")
+                    "the profile likelihood with constraints", _in_memory(sample))
     return _run(method, lambda: _moment.profile(sample, (), v_unit, mle_sol=mle_sol),
-                lambda: _cvx_module().profile(sample, v_unit), "the profile likelihood")
+                lambda: _cvx_module().profile(sample, v_unit), "the profile likelihood",
+                _in_memory(sample))
+
+
+def _in_memory(sample) -> bool:
+    """Whether the sample's rows are in memory (a :class:`~elcvx.io.LogScan`'s are not)."""
+    return not hasattr(sample, "moments")
 
 
 def _cvx_model_module():

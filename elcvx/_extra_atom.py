@@ -23,18 +23,25 @@ RHO_RULES = ("midpoint", "snips", "self-consistent")
 DEFAULT_RHO = "self-consistent"
 
 
-def extra_atom(sample: Sample, q: np.ndarray, beta: float, u: np.ndarray | None = None):
-    """Mass, importance-weighted mass and weight of the extra atom given the primal ``q``.
+def extra_atom(sample: Sample, sol, with_value: bool = False):
+    """Mass, importance-weighted mass and weight of the extra atom given a solution's primal
+    ``q`` (``sol``: the MLE's or a bound's, with ``q``, ``beta`` and ``sums``).
 
     ``mass = 1 - sum c q``, ``wmass = 1 - sum c q w``; the atom sits at ``wmin`` when
     ``beta > 0`` and at ``wmax`` when ``beta < 0`` (docs/primal-dual.md, section 1); None when it
-    carries nothing.
-    With rewards ``u``, also returns ``sum c q w u``, the value of the mass on the sample.
+    carries nothing. ``with_value``: also returns ``sum c q w u``, the value of the mass on the
+    sample. Where ``q`` is None (a log scanned in chunks), the sums the fast path's last pass
+    computed (``sol.sums``) are used.
     """
-    cqw = np.multiply(q, sample.w) if sample.counts is None else sample.counts * q * sample.w
-    mass = 1.0 - float(q.sum() if sample.counts is None else np.dot(sample.counts, q))
-    wmass = 1.0 - float(cqw.sum())
-    tail = () if u is None else (float(np.dot(cqw, u)),)
+    q, beta = sol.q, sol.beta
+    if q is None:
+        mass, wmass = 1.0 - sol.sums[0], 1.0 - sol.sums[1]
+        tail = (sol.sums[2],) if with_value else ()
+    else:
+        cqw = np.multiply(q, sample.w) if sample.counts is None else sample.counts * q * sample.w
+        mass = 1.0 - float(q.sum() if sample.counts is None else np.dot(sample.counts, q))
+        wmass = 1.0 - float(cqw.sum())
+        tail = (float(np.dot(cqw, sample.u)),) if with_value else ()
     if abs(wmass) <= _MASS_TOL and abs(mass) <= _MASS_TOL:
         return (0.0, 0.0, None) + tail
     w_ex = sample.wmin if beta > 0 else sample.wmax
@@ -61,7 +68,10 @@ def choose_rho(sample: Sample, rho, base: float, wmass: float) -> tuple:
         return sample.to_unit(x), x, "number"
     if rule == "midpoint":
         return 0.5, 0.5 * (sample.rmin + sample.rmax), rule
-    if rule == "snips":  # the midpoint when every weight is 0 (SNIPS is then 0/0)
+    if rule == "snips" and hasattr(sample, "snips_unit"):  # a scanned log
+        rho_u = sample.snips_unit()
+        rho_u = 0.5 if np.isnan(rho_u) else rho_u
+    elif rule == "snips":  # the midpoint when every weight is 0 (SNIPS is then 0/0)
         from .baselines import snips
 
         rho_u = sample.to_unit(snips(sample).value)

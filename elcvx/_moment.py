@@ -24,14 +24,16 @@ The programs are those of :mod:`elcvx.programs`: the MLE (``mle_dual``), the pro
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import nnls
 
 from . import constraints as mc
 from ._active_set import MAX_ITER, maximize, memo
-from ._oracles import blockwise, bound_oracle, combine, gram, loglik_oracle
-from ._passes import FEAS_TOL, GAP_TOL, Work, blocks, scratch, wsum
+from ._oracles import (add, bound_block, fold, likelihood_block, loglik_block, merge_moments,
+                       merge_stats, quadratic_block, scratch_rows, stats_block)
+from ._passes import FEAS_TOL, GAP_TOL, Work, scratch
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 
 
@@ -71,12 +73,32 @@ class Moments:
         self.h, self.h_lo, self.h_hi = (np.asarray(t, dtype=float) for t in value)
         # h >= 0 on every row: a policy's value (w u, w (1 - u)) is, another may not be.
         self.nonnegative = self.value_range == (0.0, 1.0) or not np.any(self.h < 0)
+        self.rows = self.w.size
+        self._scratch, self._stats = None, None
+
+    #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
+    in_memory = True
+
+    def reduce(self, kernel, merge, *params, out=None):
+        """One pass: ``kernel``'s partial sums over the rows' blocks (:mod:`elcvx._oracles`),
+        merged; None outside the objective's domain. ``out``: one entry per row for the kernel
+        to fill (``q``), or None."""
+        if self._scratch is None:
+            self._scratch = scratch(scratch_rows(self.Dt.shape[0]), self.rows)
+        return fold(kernel, merge, self.Dt, self.Ft, self.h, self.c, params, self._scratch, out)
+
+    def stats(self):
+        """:class:`Stats` of the rows (one pass, kept)."""
+        if self._stats is None:
+            sums, h_min = self.reduce(stats_block, merge_stats)
+            self._stats = Stats(sums[1:-3], *sums[-3:], h_min)
+        return self._stats
 
     def negated(self):
         """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""
         out = object.__new__(Moments)
         out.__dict__.update(self.__dict__, h=-self.h, h_lo=-self.h_hi, h_hi=-self.h_lo,
-                            nonnegative=not np.any(self.h > 0))
+                            nonnegative=not np.any(self.h > 0), _stats=None)
         return out
 
     @property
@@ -93,8 +115,7 @@ class Moments:
     def loglik_oracle(self, work, value=None):
         """The likelihood's oracle (:func:`loglik_oracle`), with ``h - value`` as a last
         feature when ``value`` is given (the profile's)."""
-        h = None if value is None else self.h
-        return loglik_oracle(self.Dt, self.c, self.n, work, h=h, v=0.0 if value is None else value)
+        return loglik_oracle(self, work, value)
 
     def atom_rows(self, value=None):
         """``(A, h)``: the atoms' dual constraints ``A x + h >= 0`` for ``x = (beta, lambda[,
@@ -103,6 +124,86 @@ class Moments:
             return mc.dual_rows(self.atoms, self.b)
         atoms = np.vstack([self.atoms, self.atoms])
         return mc.dual_rows(atoms, self.b, value=(np.r_[self.h_lo, self.h_hi], value))
+
+
+class Stats(NamedTuple):
+    """Sums over a model's rows besides the programs' passes: ``sum c F`` (each row of ``F``),
+    ``sum c h``, ``sum c |h|``, ``sum c (w - h)`` and ``min h``."""
+
+    sum_F: np.ndarray
+    sum_h: float
+    sum_abs_h: float
+    sum_w_minus_h: float
+    h_min: float
+
+
+def _quietly(evaluate):
+    """``evaluate`` on a float array with numpy's warnings off: the oracles catch overflow and
+    0/0 themselves (returning ``-inf``)."""
+
+    def oracle(x):
+        with np.errstate(all="ignore"):
+            return evaluate(np.asarray(x, dtype=float))
+
+    return oracle
+
+
+def loglik_oracle(data, work, value=None):
+    """``x -> (f, g, H, size)`` of ``(1/N) sum c log(1 + d x)`` over the rows ``d`` of the
+    model's ``D``, with a last feature ``h - value`` when ``value`` is given (the profile's,
+    built block by block rather than copied); ``f = -inf`` outside its domain; ``size = (sum c
+    |log(1 + d x)| + 1) / N``, the terms that cancel in ``f`` (plus one)."""
+    n = data.n
+
+    @_quietly
+    def oracle(x):
+        work.count(data.rows)
+        part = data.reduce(loglik_block, add, x, value, not np.any(x))
+        if part is None or not np.all(np.isfinite(part[2:])):
+            return -math.inf, None, None, math.inf
+        m = len(x)
+        g, H = part[2:2 + m], -part[2 + m:].reshape(m, m)
+        return part[0] / n, g / n, H / n, (part[1] + 1.0) / n
+
+    return oracle
+
+
+def bound_oracle(data, K, lin, work, floor=0.0):
+    """``y -> (f, g, H, size)`` of ``K geomean_c(F y + h) - lin . y`` with ``F = (1, w, g)``;
+    ``-inf`` outside its domain; ``size = K geomean + |lin . y| + floor``, the terms that cancel
+    in ``f`` and an absolute floor (:func:`lower_bound_of`).
+
+    Also records in ``state`` the last point's ``kg = K geomean``, its sums (for the
+    certificate) and, for a model in memory, ``1/a`` (``inv``: ``q`` is proportional to it).
+    The Hessian is ``kg`` times minus the covariance of ``F / a`` under the weights ``c / N``.
+    """
+    n = data.n
+    state = {}
+    inv = np.empty(data.rows) if data.in_memory else None  # (one array: page faults per pass cost)
+
+    @_quietly
+    def oracle(y):
+        work.count(data.rows)
+        state.clear()  # inv is about to change
+        part = data.reduce(bound_block, merge_moments, y, out=inv)
+        if part is None:
+            return -math.inf, None, None, math.inf
+        kg = K * math.exp(part.log_sum / n)
+        if not (math.isfinite(kg) and np.all(np.isfinite(part.scatter))):
+            return -math.inf, None, None, math.inf
+        state.update(y=y, kg=kg, inv=inv, sums=part)
+        return (kg - lin @ y, kg * part.mean - lin, -kg * part.scatter / n,
+                kg + abs(float(lin @ y)) + floor)
+
+    return oracle, state
+
+
+def model_of(sample, constraints, atoms=None, side="lower"):
+    """The solvers' model of a sample's rows: a :class:`Moments` in memory, or the model a log
+    scanned chunk by chunk gives (:meth:`elcvx.io.LogScan.moments`)."""
+    if hasattr(sample, "moments"):
+        return sample.moments(constraints, atoms, side)
+    return Moments(sample, constraints, atoms, side=side)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,23 +282,10 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
     is about ``v_hat - sqrt(q S)/N``, at ``tau = sqrt(q / S)`` and ``x' = x* - tau M^-1 s``,
     and the profile's denominators ``1 + D x' + tau (h - v)`` are ``tau`` times the bound's.
     """
-    rows = data.w.size
-    work.count(rows)
-    n, Dt = data.n, data.Dt
-    m = Dt.shape[0]
-    # The pass collects the sums of products of (h, 1, D) / d: e's sums expand in v_hat.
-    sums, first = np.zeros((m + 2, m + 2)), np.zeros(m + 2)
-    Y = scratch(2 * m + 4, rows)
-    for i, j in blocks(rows):
-        Yb, cY = Y[:m + 2, :j - i], Y[m + 2:, :j - i]
-        inv = combine(x_mle, Dt[:, i:j], Yb[1], Yb[0])
-        inv += 1.0
-        np.reciprocal(inv, out=inv)
-        np.multiply(data.h[i:j], inv, out=Yb[0])
-        np.multiply(Dt[:, i:j], inv, out=Yb[2:])
-        cb = None if data.c is None else data.c[i:j]
-        sums += gram(Yb, Yb if cb is None else np.multiply(Yb, cb, out=cY))
-        first += [wsum(cb, y) for y in Yb]
+    work.count(data.rows)
+    n, m = data.n, data.k + 1
+    part = data.reduce(quadratic_block, add, x_mle)
+    sums, first = part[:(m + 2) ** 2].reshape(m + 2, m + 2), part[(m + 2) ** 2:]
     v_hat = first[0] / n
     s_ee = sums[0, 0] - 2.0 * v_hat * sums[0, 1] + v_hat * v_hat * sums[1, 1]
     if s_ee <= 1e-12 * (sums[0, 0] + v_hat * v_hat * sums[1, 1]):
@@ -208,7 +296,7 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
     y = y0
     if S > 0 and quantile > 0 and np.all(np.isfinite(coef)):
         tau = math.sqrt(quantile / S)
-        v = max(v_hat - math.sqrt(quantile * S) / n, min(0.0, float(data.h.min())))
+        v = max(v_hat - math.sqrt(quantile * S) / n, min(0.0, data.stats().h_min))
         x = x_mle - tau * coef
         y = np.r_[(1.0 - x[0] - x[1:] @ data.b - tau * v) / tau, x / tau]
     return _start(B, floor, y, oracle, anchor=y0)
@@ -244,7 +332,7 @@ def _certify(residual, columns, slack):
 def mle(sample, constraints, atoms=None) -> MLESolution:
     """``l* = max sum c log(1 + beta (w - 1) + lambda . (g - b))`` over the atoms' constraints;
     ``q = 1 / (N (1 + ...))``. ``beta`` of the solution is ``x[0]``; ``lambdas`` the rest."""
-    return mle_of(Moments(sample, constraints, atoms))
+    return mle_of(model_of(sample, constraints, atoms))
 
 
 def mle_of(data, start=None, max_iter=MAX_ITER) -> MLESolution:
@@ -253,22 +341,21 @@ def mle_of(data, start=None, max_iter=MAX_ITER) -> MLESolution:
     work = Work()
     A, h = data.atom_rows()
     x0 = np.zeros(A.shape[1]) if start is None else start
-    x, q, loglik, status = _likelihood(data, None, A, h, x0, work, max_iter, start is not None)
+    x, q, loglik, status, sums = _likelihood(data, None, A, h, x0, work, max_iter,
+                                             start is not None)
     if x is None:
-        return _mle_failure(data.w.size, "no feasible start (an empty model?)", work)
+        return _mle_failure(data, "no feasible start (an empty model?)", work)
     return MLESolution(beta=float(x[0]), loglik=loglik, q=q, status=status, work=work.counts(),
-                       lambdas=tuple(float(t) for t in x[1:]))
+                       lambdas=tuple(float(t) for t in x[1:]), sums=sums)
 
 
 def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
-    """``(x, q, l, status)``: ``l = max sum c log(1 + D x)`` subject to ``A x + h >= 0`` from
-    near ``x0`` (``given``: from ``x0`` itself, see :func:`_given_start`), ``q = 1 / (N (1 + D
-    x))``, certified; ``x`` is None without a feasible start. ``D``: the model's features,
-    with ``h - value`` last when ``value`` is given.
-
-    ``q``, ``l`` and the sums of the certificate take one more pass, block by block (a dot
-    product over more than ``BLOCK`` rows wakes OpenBLAS's threads: see :mod:`elcvx._passes`).
-    """
+    """``(x, q, l, status, sums)``: ``l = max sum c log(1 + D x)`` subject to ``A x + h >=
+    0`` from near ``x0`` (``given``: from ``x0`` itself, see :func:`_given_start`), ``q = 1 /
+    (N (1 + D x))`` (None for a model whose rows are not in memory), certified; ``sums = (sum c
+    q, sum c q w, sum c q h)``; ``x`` is None without a feasible start. ``D``: the model's
+    features, with ``h - value`` last when ``value`` is given. ``q``, ``l`` and the sums of the
+    certificate take one more pass."""
     oracle = memo(data.loglik_oracle(work, value))
     if given:
         x = _given_start(A, h, x0, oracle)
@@ -276,45 +363,34 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
         # (Where x0 is outside the domain, the segment from the origin, where every term is 0.)
         x = _start(A, h, x0, oracle, anchor=np.zeros_like(x0))
     if x is None:
-        return None, None, math.nan, "no feasible start" + (" (the point given)" if given else "")
+        return None, None, math.nan, "no feasible start" + (" (the point given)" if given else ""), ()
     x, _, status = _solve(oracle, x, A, h, max_iter)
-    rows = data.w.size
-    work.count(rows)
-    q = np.empty(rows)
-    sc = scratch(3, rows)
-    loglik, mass, moments = 0.0, 0.0, np.zeros(len(x))
-    with np.errstate(divide="ignore", over="ignore"):  # an atom's edge weight: log1p(-1)
-        for i, j in blocks(rows):
-            D = list(data.Dt[:, i:j])
-            if value is not None:
-                D.append(np.subtract(data.h[i:j], value, out=sc[2, :j - i]))
-            t = combine(x, D, sc[0, :j - i], sc[1, :j - i])
-            cb = None if data.c is None else data.c[i:j]
-            loglik += wsum(cb, np.log1p(t, out=sc[1, :j - i]))
-            qb = q[i:j]
-            t += 1.0
-            t *= data.n
-            np.reciprocal(t, out=qb)
-            cq = qb if cb is None else np.multiply(cb, qb, out=sc[1, :j - i])
-            mass += float(cq.sum())
-            moments += [np.dot(d, cq) for d in D]
+    work.count(data.rows)
+    q = np.empty(data.rows) if data.in_memory else None
+    part = data.reduce(likelihood_block, add, x, value, data.n, out=q)
+    loglik, mass, moments = float(part[0]), float(part[1]), part[2:-2]
+    sums = (mass, float(part[-2]), float(part[-1]))
     if status == "optimal":
         status, masses = _certify(np.r_[1.0 - mass, -moments], np.vstack([h, A.T]), A @ x + h)
         if status == "optimal" and value is None and masses.max() > FEAS_TOL:
             status = "optimal (bound)"  # an extra atom carries mass: x is on its constraint
-    return x, q, loglik, status
+    return x, q, loglik, status, sums
 
 
-def _mle_failure(rows, why, work):
+def _mle_failure(data, why, work):
     nan = math.nan
-    return MLESolution(beta=nan, loglik=nan, q=np.full(rows, nan), status=why,
-                       work=work.counts())
+    return MLESolution(beta=nan, loglik=nan, q=_nans(data), status=why, work=work.counts())
+
+
+def _nans(data):
+    """A failed solution's ``q``: NaN on every row (None for rows not in memory)."""
+    return np.full(data.rows, math.nan) if data.in_memory else None
 
 
 def profile(sample, constraints, v, atoms=None, mle_sol=None) -> ProfileSolution:
     """``l_v = max sum c log(1 + beta (w - 1) + lambda . (g - b) + tau (w u - v))`` for each
     ``v`` (unit scale), over the atoms' constraints at reward 0 and 1."""
-    return profile_of(Moments(sample, constraints, atoms), v, mle_sol)
+    return profile_of(model_of(sample, constraints, atoms), v, mle_sol)
 
 
 def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> ProfileSolution:
@@ -337,7 +413,7 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
             continue
         A, h = data.atom_rows(value=vi)
         x0 = starts[i] if starts is not None else base if base is not None else np.zeros(A.shape[1])
-        x, _, loglik, status = _likelihood(data, vi, A, h, np.asarray(x0, dtype=float), work,
+        x, _, loglik, status, _ = _likelihood(data, vi, A, h, np.asarray(x0, dtype=float), work,
                                            max_iter, starts is not None)
         statuses.add(status)
         if x is not None:
@@ -352,7 +428,9 @@ def at_the_edge(data, v):
     same reward); then the profile likelihood at ``v`` is the MLE's."""
     if data.value_range != (0.0, 1.0):
         return False
-    return (v == 0.0 and not np.any(data.h)) or (v == 1.0 and not np.any(data.w - data.h))
+    # (h and w - h are nonnegative on every row for a policy's value: a sum of 0 is all 0.)
+    stats = data.stats()
+    return (v == 0.0 and stats.sum_abs_h == 0.0) or (v == 1.0 and stats.sum_w_minus_h == 0.0)
 
 
 def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
@@ -361,7 +439,7 @@ def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
     - lambda . b`` over the atoms' constraints (zero reward at the atoms), ``K = exp(-(l* +
     quantile/2)/N)`` with ``l*`` the constrained MLE's; ``q = kappa / a``, ``kappa = K geomean /
     N``. ``side="upper"``: the same on ``1 - u``."""
-    return lower_bound_of(Moments(sample, constraints, atoms, side=side), loglik, quantile, mle_sol)
+    return lower_bound_of(model_of(sample, constraints, atoms, side), loglik, quantile, mle_sol)
 
 
 def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
@@ -372,26 +450,26 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     profile's quadratic approximation at the MLE."""
     work = Work()
     n = data.n
-    e = data.h
     K = math.exp(-(loglik + 0.5 * quantile) / n)
     lin = np.r_[1.0, 1.0, data.b]
     # f is a value of size at most K mean(|h|) (AM-GM): an absolute floor of that size on the
     # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
     # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
-    total = wsum(data.c, e if data.nonnegative else np.abs(e))
+    stats = data.stats()
+    total = stats.sum_h if data.nonnegative else stats.sum_abs_h
     reach = min(1.0, K * total / n)
-    raw, state = bound_oracle(data.Ft, e, data.c, n, K, lin, work, floor=reach)
+    raw, state = bound_oracle(data, K, lin, work, floor=reach)
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
     B, floor = _bound_rows(data.atoms, data.h_lo)
-    if not (np.any(e) or np.any(floor)) and mle_sol is not None:
+    if not (stats.sum_abs_h or np.any(floor)) and mle_sol is not None:
         # h = 0 on every row and atom: every Q in the ball (the MLE's) gives E_Q[h] = 0. The
         # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (h = 0 everywhere)",
-                             work=work.counts())
+                             work=work.counts(), sums=mle_sol.sums[:2])
     if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (bound within 1e-13 of 0)",
-                             work=work.counts())
+                             work=work.counts(), sums=mle_sol.sums[:2])
     if start is not None:
         y = _given_start(B, floor, start, oracle)
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
@@ -402,25 +480,25 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         y = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
     if y is None:
         nan = math.nan
-        return BoundSolution(nan, nan, nan, nan, np.full(data.w.size, nan), "no feasible start",
+        return BoundSolution(nan, nan, nan, nan, _nans(data), "no feasible start",
                              work=work.counts())
     # (A value on the unit scale: 1e-15 is below every digit reported, and ends the approach
     # to a bound of 0 reached only as y -> 0.)
     y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15)
     if not np.array_equal(state.get("y"), y):
-        raw(y)  # q is read from the last evaluation
+        raw(y)  # q and the certificate's sums are read from the last evaluation
     kappa = state["kg"] / n
-    q = kappa * state["inv"]
+    q = kappa * state["inv"] if data.in_memory else None
+    sums = state["sums"]
+    cq = kappa * sums.total * sums.mean  # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
     if status == "optimal":
-        cq = q if data.c is None else data.c * q
-        residual = lin - np.r_[cq.sum(), blockwise(data.Ft, cq)]  # E_Q[1], E_Q[w], E_Q[g]
-        status, masses = _certify(residual, B.T, B @ y + floor)
-        primal = float(blockwise(e, cq)) + float(masses @ floor)  # atoms at their least value
+        status, masses = _certify(lin - cq, B.T, B @ y + floor)
+        primal = kappa * sums.h_sum + float(masses @ floor)  # atoms at their least value
         if status == "optimal" and not abs(primal - f) <= GAP_TOL * max(1.0, abs(f)):
             status = f"not certified (duality gap {abs(primal - f):.2g})"
     return BoundSolution(value=float(f), beta=float(y[1]), gamma=float(y[0]), kappa=float(kappa),
                          q=q, status=status, work=work.counts(),
-                         lambdas=tuple(float(t) for t in y[2:]))
+                         lambdas=tuple(float(t) for t in y[2:]), sums=(float(cq[0]), float(cq[1])))
 
 
 def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
@@ -432,9 +510,7 @@ def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
     otherwise be approached only as ``y -> 0``, one halving at a time."""
     if np.any(floor) or not data.nonnegative or not K_mean_h <= 1e-13:
         return False
-    n = data.n
-    c = np.ones(data.w.size) if data.c is None else data.c
-    slope = K * np.r_[1.0, blockwise(data.Ft, c) / n] - lin
+    slope = K * np.r_[1.0, data.stats().sum_F / data.n] - lin
     if not np.all(np.isfinite(slope)):
         return False
     top = float(np.abs(slope).max())

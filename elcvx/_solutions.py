@@ -21,6 +21,7 @@ class MLESolution(NamedTuple):
     status: str
     work: tuple[int, int] = (0, 0)  # the fast path's passes over the data and rows they read
     lambdas: tuple = ()  # the moment constraints' multipliers (elcvx.constraints)
+    sums: tuple = ()  # the fast path's (sum c q, sum c q w, sum c q w u): for rows not in memory
 
 
 class BoundSolution(NamedTuple):
@@ -34,6 +35,7 @@ class BoundSolution(NamedTuple):
     status: str
     work: tuple[int, int] = (0, 0)
     lambdas: tuple = ()
+    sums: tuple = ()  # the fast path's (sum c q, sum c q w): for rows not in memory
 
 
 class ProfileSolution(NamedTuple):

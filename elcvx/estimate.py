@@ -69,12 +69,12 @@ def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
     >>> res.value_range.low == res.value_range.high  # wmin's and wmax's constraints are slack
     True
     """
-    sample = check_sample(sample)
+    sample = check_sample(sample, scans=True)
     method = iv.option("method", method, iv.METHODS)
     choose_rho(sample, rho, 0.0, 0.0)  # a bad rho fails before the solve
     model = mc.model(sample, constraints, atoms)
     sol, path = _dispatch.mle(sample, method, model)
-    mass, wmass, w_ex, base = extra_atom(sample, sol.q, sol.beta, sample.u)
+    mass, wmass, w_ex, base = extra_atom(sample, sol, with_value=True)
     if model is not None:
         w_ex = None  # several atoms may share the mass
     rho_u, rho_user, rule = choose_rho(sample, rho, base, wmass)

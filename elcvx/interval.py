@@ -74,7 +74,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     >>> round(low, 4), round(high, 4)
     (0.29, 0.9838)
     """
-    sample = check_sample(sample)
+    sample = check_sample(sample, scans=True)
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
@@ -95,7 +95,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
         work = (work[0] + sol.work[0], work[1] + sol.work[1])
         value_u = float(np.clip(sol.value, 0.0, 1.0))
         value_u = value_u if side == "lower" else 1.0 - value_u
-        mass, wmass, w_ex = extra_atom(sample, sol.q, sol.beta)
+        mass, wmass, w_ex = extra_atom(sample, sol)
         w_ex = w_ex if model is None else None  # with constraints, several atoms may carry it
         sides[side] = BoundResult(value=sample.to_user(value_u), beta=sol.beta, gamma=sol.gamma,
                                   kappa=sol.kappa, q=sol.q, w_ex=w_ex, mass_ex=mass,
@@ -115,6 +115,10 @@ def _threshold(sample, calibration, level, method, model, resamples, random_stat
     if model is not None:
         raise InvalidInputError("calibration='bootstrap' is not available with constraints or atoms; "
                                 "use 'chi2' or 'f'")
+    if not hasattr(sample, "w"):
+        raise InvalidInputError("calibration='bootstrap' needs the log's rows in memory (read_log); "
+                                "for a scanned log use 'chi2' or 'f'", field="calibration",
+                                value=calibration)
     resamples = _bootstrap.resamples(resamples)
     generator = _bootstrap.rng(random_state)
     mle, path = _dispatch.mle(sample, method, model)
@@ -182,7 +186,7 @@ def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=Non
     >>> res.statistic.round(4).tolist()
     [1.3241, inf]
     """
-    sample = check_sample(sample)
+    sample = check_sample(sample, scans=True)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
     level = iv.confidence_level(confidence_level)

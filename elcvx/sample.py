@@ -81,7 +81,23 @@ MAX_WEIGHT = 1e300
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class Sample:
+class RewardScale:
+    """Mapping values between the user's reward scale ``[rmin, rmax]`` and the unit scale the
+    solvers use (for anything with ``rmin`` and ``rmax``)."""
+
+    def to_user(self, v):
+        """Map a value on the unit reward scale back to ``[rmin, rmax]`` (clipped to that range)."""
+        out = self.rmin + (self.rmax - self.rmin) * np.asarray(v, dtype=float)
+        out = np.clip(out, self.rmin, self.rmax)
+        return float(out) if out.ndim == 0 else out
+
+    def to_unit(self, v):
+        """Map a value on ``[rmin, rmax]`` to the unit reward scale (not clipped)."""
+        out = (np.asarray(v, dtype=float) - self.rmin) / (self.rmax - self.rmin)
+        return float(out) if out.ndim == 0 else out
+
+
+class Sample(RewardScale):
     """A validated, immutable off-policy sample.
 
     Parameters
@@ -193,17 +209,6 @@ class Sample:
         if self.rmin == 0.0 and self.rmax == 1.0:
             return self.r
         return iv.frozen(np.clip((self.r - self.rmin) / (self.rmax - self.rmin), 0.0, 1.0))
-
-    def to_user(self, v):
-        """Map a value on the unit reward scale back to ``[rmin, rmax]`` (clipped to that range)."""
-        out = self.rmin + (self.rmax - self.rmin) * np.asarray(v, dtype=float)
-        out = np.clip(out, self.rmin, self.rmax)
-        return float(out) if out.ndim == 0 else out
-
-    def to_unit(self, v):
-        """Map a value on ``[rmin, rmax]`` to the unit reward scale (not clipped)."""
-        out = (np.asarray(v, dtype=float) - self.rmin) / (self.rmax - self.rmin)
-        return float(out) if out.ndim == 0 else out
 
     def with_rewards(self, r) -> Sample:
         """The same weights, counts and bounds with other rewards (validated)."""
@@ -334,34 +339,7 @@ class Sample:
         >>> round(chk.mean, 3), round(chk.se, 4), chk.plausible
         (1.486, 0.0149, False)
         """
-        from . import _dispatch
-
-        method = iv.option("method", method, iv.METHODS)
-        mean, se = self._weight_moments()
-        mle, _ = _dispatch.mle(self, method)
-        statistic = max(2.0 * float(mle.loglik), 0.0)
-        pvalue = float(_calibration.pvalue("chi2", statistic, self.n))
-        with np.errstate(over="ignore", invalid="ignore"):
-            cq = mle.q if self.counts is None else self.counts * mle.q
-            wmass = max(1.0 - float(np.dot(cq, self.w)), 0.0)
-        plausible = not (statistic > WEIGHT_CHECK_Z ** 2 and abs(mean - 1.0) > WEIGHT_CHECK_TOL)
-        unobserved = bool(np.isinf(self.wmax) and wmass > UNOBSERVED_TOL)
-        n = f"{self.n:.0f}" if float(self.n).is_integer() and self.n < 1e16 else f"{self.n:.6g}"
-        said = f"the importance weights average {mean:.4g} (standard error {se:.2g}, N = {n})"
-        messages = []
-        if not plausible:
-            messages.append(
-                f"{said}, but E[w] = 1 in a correct log (EL's test: statistic {statistic:.4g}, "
-                f"p = {pvalue:.2g}): the probability columns are probably wrong, and so is "
-                "every estimate from them")
-        if unobserved:
-            messages.append(
-                f"{said if plausible else 'and'} with wmax = inf: the EL estimate depends on "
-                f"the unknown reward of an unobserved, unbounded weight, over {100 * wmass:.3g}% "
-                "of the reward range (its value_range); give wmax or pmin (--wmax, --pmin)")
-        return WeightCheck(mean=mean, se=se, n=self.n, n_rows=self.n_rows, statistic=statistic,
-                           pvalue=pvalue, plausible=plausible, unobserved_wmass=wmass,
-                           depends_on_unobserved=unobserved, message="; ".join(messages))
+        return weight_check_of(self, method)
 
     # -- copy and pickle -------------------------------------------------------------------------
     def __getstate__(self):
@@ -376,10 +354,53 @@ class Sample:
         self.__dict__.update(state)
 
 
-def check_sample(value) -> Sample:
-    """``value``, checked to be a :class:`Sample` (the estimators' first step)."""
+def check_sample(value, scans: bool = False) -> Sample:
+    """``value``, checked to be a :class:`Sample` (the estimators' first step); with ``scans``,
+    a :class:`~elcvx.io.LogScan` too (a log evaluated chunk by chunk)."""
+    if scans and not isinstance(value, Sample):
+        from .io.scan import LogScan
+
+        if isinstance(value, LogScan):
+            return value
     if not isinstance(value, Sample):
         raise InvalidInputError(
             f"sample must be an elcvx.Sample, got {type(value).__name__}; build one with "
             "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)", field="sample", value=value)
     return value
+
+
+def weight_check_of(sample, method="auto") -> WeightCheck:
+    """:meth:`Sample.weight_check` of a sample, or of a log scanned in chunks (anything with
+    ``_weight_moments``, ``n``, ``n_rows`` and ``wmax`` whose MLE the dispatch computes)."""
+    from . import _dispatch
+
+    method = iv.option("method", method, iv.METHODS)
+    mean, se = sample._weight_moments()
+    mle, _ = _dispatch.mle(sample, method)
+    statistic = max(2.0 * float(mle.loglik), 0.0)
+    pvalue = float(_calibration.pvalue("chi2", statistic, sample.n))
+    if mle.q is None:  # a scanned log: the sum from the fast path's last pass
+        wmass = max(1.0 - mle.sums[1], 0.0)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            cq = mle.q if sample.counts is None else sample.counts * mle.q
+            wmass = max(1.0 - float(np.dot(cq, sample.w)), 0.0)
+    plausible = not (statistic > WEIGHT_CHECK_Z ** 2 and abs(mean - 1.0) > WEIGHT_CHECK_TOL)
+    unobserved = bool(np.isinf(sample.wmax) and wmass > UNOBSERVED_TOL)
+    n = f"{sample.n:.0f}" if float(sample.n).is_integer() and sample.n < 1e16 else f"{sample.n:.6g}"
+    said = f"the importance weights average {mean:.4g} (standard error {se:.2g}, N = {n})"
+    messages = []
+    if not plausible:
+        messages.append(
+            f"{said}, but E[w] = 1 in a correct log (EL's test: statistic {statistic:.4g}, "
+            f"p = {pvalue:.2g}): the probability columns are probably wrong, and so is "
+            "every estimate from them")
+    if unobserved:
+        messages.append(
+            f"{said if plausible else 'and'} with wmax = inf: the EL estimate depends on "
+            f"the unknown reward of an unobserved, unbounded weight, over {100 * wmass:.3g}% "
+            "of the reward range (its value_range); give wmax or pmin (--wmax, --pmin)")
+    return WeightCheck(mean=mean, se=se, n=sample.n, n_rows=sample.n_rows, statistic=statistic,
+                       pvalue=pvalue, plausible=plausible, unobserved_wmass=wmass,
+                       depends_on_unobserved=unobserved, message="; ".join(messages))
+

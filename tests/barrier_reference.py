@@ -131,7 +131,7 @@ def lower_bound(data, loglik, quantile, x_mle):
     work = Work()
     K = math.exp(-(loglik + 0.5 * quantile) / data.n)
     lin = np.r_[1.0, 1.0, data.b]
-    oracle, _ = _moment.bound_oracle(data.Ft, data.h, data.c, data.n, K, lin, work)
+    oracle, _ = _moment.bound_oracle(data, K, lin, work)
     oracle = _three(oracle)
     B, floor = _moment._bound_rows(data.atoms, data.h_lo)
     y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]

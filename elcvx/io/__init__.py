@@ -12,6 +12,8 @@ function                               reads
 :func:`read_log`                       a CSV/TSV, Parquet or JSON-lines log → :class:`Log`
 :func:`read_log_compressed`            a log bigger than memory (files, a folder, a glob), chunk
                                        by chunk, exactly compressed → :class:`Log`
+:func:`scan_log`                       the same, kept in chunks when it does not compress →
+                                       :class:`LogScan`, which the estimators take
 :func:`read_dsjson`                    a Vowpal Wabbit dsjson log + the target's probabilities
 :func:`read_table`                     a CSV/TSV, Parquet or JSON-lines file → DataFrame
 :func:`sample_from_dataframe`          a DataFrame → :class:`~elcvx.Sample`
@@ -31,7 +33,7 @@ One module each: ``progress`` (the progress bar), ``files`` (opening: gzip, UTF-
 ``formats`` (which format), ``columns``, ``tables`` and ``json_tables`` (a file to a DataFrame),
 ``frames`` (a DataFrame to a :class:`~elcvx.Sample`), ``logs`` (:func:`read_log`), ``dsjson``
 (:func:`read_dsjson`), ``sources`` (the files of a folder or glob, in chunks) and ``stream``
-(:func:`read_log_compressed`); the public names are imported here.
+(:func:`read_log_compressed`), ``scan`` (:func:`scan_log`); the public names are imported here.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from __future__ import annotations
 from ..errors import MissingDependencyError
 from .logs import Log, read_log
 from .stream import MAX_PAIRS, read_log_compressed
+from .scan import LogScan, scan_log
 from .dsjson import PDROP_MODES, read_dsjson
 from .tables import read_table
 from .frames import sample_from_dataframe
@@ -47,9 +50,11 @@ from .formats import FORMATS, detect_format
 
 __all__ = [
     "Log",
+    "LogScan",
     "MissingDependencyError",
     "read_log",
     "read_log_compressed",
+    "scan_log",
     "MAX_PAIRS",
     "read_dsjson",
     "read_table",

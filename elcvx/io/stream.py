@@ -37,15 +37,20 @@ class _Groups:
     adds; after a merge, more than ``max_pairs`` distinct pairs is an error.
     """
 
-    def __init__(self, max_pairs: int, path: str):
+    def __init__(self, max_pairs: int, path: str, strict: bool = True):
         self.max_pairs = max_pairs
         self.path = path
+        self.strict = strict  # else, past max_pairs, stop compressing (``failed``) instead of raising
+        self.failed = False
         self.total = None
         self.pending = []
         self.pending_rows = 0
         self.rows = 0  # rows of the log read so far
 
     def add(self, sample: Sample, rows: int) -> None:
+        if self.failed:
+            self.rows += rows
+            return
         self.pending.append(sample)
         self.pending_rows += sample.n_rows
         self.rows += rows
@@ -59,16 +64,19 @@ class _Groups:
                         counts=np.concatenate([p.c for p in parts]), wmin=first.wmin,
                         wmax=first.wmax, rmin=first.rmin, rmax=first.rmax)
         self.total, self.pending, self.pending_rows = joined.compress(), [], 0
-        if self.total.n_rows > self.max_pairs:
+        if self.total.n_rows > self.max_pairs and not self.strict:
+            self.failed, self.total = True, None
+        elif self.total.n_rows > self.max_pairs:
             raise InvalidInputError(
                 f"{self.path}: more than {self.max_pairs:,} distinct (w, r) pairs in its first "
                 f"{self.rows:,} rows: the weights (or rewards) take too many values to compress "
-                "(continuous weights). Evaluating such a log chunk by chunk without compression "
-                "needs the stream engine of issue 16, which is not built yet: read it in memory "
-                "(read_log; --engine memory, one file), or raise max_pairs (--max-pairs) if "
+                "(continuous weights). Evaluate such a log without compressing it: "
+                "elcvx.io.scan_log (--engine stream streams it when it does not compress), or raise "
+                "max_pairs (--max-pairs) if "
                 "the pairs fit in memory", field="max_pairs", value=self.max_pairs)
 
-    def sample(self) -> Sample:
+    def sample(self) -> Sample | None:
+        """The compressed sample (None when it failed: more than ``max_pairs`` pairs)."""
         if self.pending:
             self._merge()
         return self.total
@@ -130,40 +138,17 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
     >>> log.n_rows, log.sample.n, log.sample.n_rows, log.sample.counts.tolist()
     (300, 300.0, 6, [74.0, 93.0, 44.0, 84.0, 2.0, 3.0])
     """
-    pd = _pandas()
-    if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
-        raise InvalidInputError(f"chunk_size={chunk_size!r} must be a positive integer",
-                                field="chunk_size", value=chunk_size)
-    if not (isinstance(max_pairs, (int, np.integer)) and max_pairs >= 1):
-        raise InvalidInputError(f"max_pairs={max_pairs!r} must be a positive integer",
-                                field="max_pairs", value=max_pairs)
-    files, root = _log_files(path, format)
+    chunk_size = _positive_int("chunk_size", chunk_size)
+    max_pairs = _positive_int("max_pairs", max_pairs)
+    files, root, names, options = _resolve(path, format, weight, target_prob, logging_prob,
+                                           reward, cost, count, wmin, wmax, pmin, rmin, rmax,
+                                           cmin, cmax)
     path = str(path)
-    weight, target_prob, logging_prob, reward, cost = _resolve_columns(
-        _columns_of(files, root), weight, target_prob, logging_prob, reward, cost)
-    names = list(dict.fromkeys(c for c in (weight, target_prob, logging_prob, reward, cost, count)
-                               if c is not None))
-    options = dict(weight=weight, target_prob=target_prob, logging_prob=logging_prob,
-                   reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin,
-                   rmin=rmin, rmax=rmax, cmin=cmin, cmax=cmax)
     groups = _Groups(int(max_pairs), path)
-    size = _total_bytes(files)
-    bar = Progress("elcvx: reading", size, progress_enabled(progress, size))
-    done_bytes, current, described, started = 0, None, None, 0
-    try:
-        for file, fmt, first, batch in _batches(files, root, names, int(chunk_size)):
-            if file != current:
-                done_bytes += 0 if current is None else os.path.getsize(current)
-                current, started = file, started + 1
-            df = batch.to_pandas()
-            # Rows are numbered within their file, as read_table numbers them.
-            df.index = pd.RangeIndex(first, first + len(df), name="row" if fmt == "parquet" else "line")
-            chunk, described = _sample_from_frame(df, file, prefix=f"{file}: ", **options)
-            groups.add(chunk.compress(), len(df))
-            bar.label = f"elcvx: {groups.rows:,} rows, file {started} of {len(files)}"
-            bar.update(done_bytes)
-    finally:
-        bar.close()
+    for chunk, rows, described, bar in _chunk_samples(files, root, names, chunk_size, options,
+                                                      progress):
+        groups.add(chunk.compress(), rows)
+        bar.label = f"elcvx: {groups.rows:,} rows, file {bar.file} of {len(files)}"
     if groups.rows == 0:
         raise InvalidInputError(f"{path} has no data rows")
     sample = groups.sample()
@@ -173,3 +158,51 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
     notes += _check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=formats, n_rows=groups.rows, columns=described,
                notes=notes)
+
+
+def _positive_int(name, value):
+    if not (isinstance(value, (int, np.integer)) and value >= 1):
+        raise InvalidInputError(f"{name}={value!r} must be a positive integer", field=name,
+                                value=value)
+    return int(value)
+
+
+def _resolve(path, format, weight, target_prob, logging_prob, reward, cost, count, wmin, wmax,
+             pmin, rmin, rmax, cmin, cmax):
+    """``(files, root, names, options)``: a chunked log's files, the columns to read and the
+    options of :func:`~elcvx.io.frames._sample_from_frame` (column names resolved on the first
+    file)."""
+    files, root = _log_files(path, format)
+    weight, target_prob, logging_prob, reward, cost = _resolve_columns(
+        _columns_of(files, root), weight, target_prob, logging_prob, reward, cost)
+    names = list(dict.fromkeys(c for c in (weight, target_prob, logging_prob, reward, cost, count)
+                               if c is not None))
+    options = dict(weight=weight, target_prob=target_prob, logging_prob=logging_prob,
+                   reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin,
+                   rmin=rmin, rmax=rmax, cmin=cmin, cmax=cmax)
+    return files, root, names, options
+
+
+def _chunk_samples(files, root, names, chunk_size, options, progress):
+    """``(sample, rows, described, bar)`` for each chunk of the files, in order: the chunk's
+    :class:`~elcvx.Sample` as :func:`read_log` builds one (its checks and messages, naming the
+    file and the row), while a progress bar (``bar``: its ``label`` is the caller's; ``file``
+    the number of the file being read) shows the bytes read."""
+    pd = _pandas()
+    size = _total_bytes(files)
+    bar = Progress("elcvx: reading", size, progress_enabled(progress, size))
+    bar.file = 0
+    done_bytes, current = 0, None
+    try:
+        for file, fmt, first, batch in _batches(files, root, names, chunk_size):
+            if file != current:
+                done_bytes += 0 if current is None else os.path.getsize(current)
+                current, bar.file = file, bar.file + 1
+            df = batch.to_pandas()
+            # Rows are numbered within their file, as read_table numbers them.
+            df.index = pd.RangeIndex(first, first + len(df), name="row" if fmt == "parquet" else "line")
+            chunk, described = _sample_from_frame(df, file, prefix=f"{file}: ", **options)
+            yield chunk, len(df), described, bar
+            bar.update(done_bytes)
+    finally:
+        bar.close()

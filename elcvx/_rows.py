@@ -1,0 +1,108 @@
+"""A log's rows where they are not one array in memory: chunk by chunk from files, or in a
+cluster's partitions. The fast path's programs run on them unchanged: every pass is a fold of
+a block kernel (:mod:`elcvx._oracles`) over each chunk, and a merge of the chunks' partial
+sums (a map-reduce).
+
+An engine holds the chunks and has ``map_reduce(fn, merge)``: ``fn`` maps a chunk's
+:class:`Columns` to its partial, ``merge`` (associative) combines two, and None (a point
+outside an objective's domain) may end the pass early. ``fn`` and ``merge`` pickle, so an engine
+may run ``fn`` where the chunk is (a Dask worker, a Spark executor).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from . import constraints as mc
+from ._moment import Moments
+from ._oracles import fold, scratch_rows
+from ._passes import scratch
+
+
+class Columns(NamedTuple):
+    """One chunk of a log's rows as the solvers read them: importance weights ``w``, rewards
+    on the unit scale ``u`` (in ``[0, 1]``), counts ``c`` (None: every row once) and the moment
+    constraints' columns ``G`` (one row per constraint; ``(0, rows)`` without any)."""
+
+    w: np.ndarray
+    u: np.ndarray
+    c: np.ndarray | None
+    G: np.ndarray
+
+
+def columns_of(sample, G=None) -> Columns:
+    """A :class:`~elcvx.Sample`'s rows as one chunk."""
+    G = np.empty((0, sample.n_rows)) if G is None else np.asarray(G, dtype=float)
+    return Columns(np.asarray(sample.w, dtype=float), np.asarray(sample.u, dtype=float),
+                   None if sample.counts is None else np.asarray(sample.counts, dtype=float), G)
+
+
+def chunk_fold(kernel, merge, b, side, params, cols: Columns):
+    """``kernel``'s partial over one chunk: its features built here (``w - 1, g - b``; ``w, g``;
+    ``h = w u``, or ``w (1 - u)`` for the upper side), then folded block by block."""
+    w, u, c, G = cols
+    k = len(b)
+    Dt = np.empty((1 + k, w.size))
+    np.subtract(w, 1.0, out=Dt[0])
+    if k:
+        np.subtract(G, np.asarray(b)[:, None], out=Dt[1:])
+    Ft = w[None, :] if k == 0 else np.vstack([w, G])
+    h = np.multiply(w, u)
+    if side == "upper":
+        np.subtract(w, h, out=h)
+    with np.errstate(all="ignore"):  # (on a worker too: the oracles catch -inf and NaN)
+        return fold(kernel, merge, Dt, Ft, h, c, params, scratch(scratch_rows(1 + k), w.size))
+
+
+class ChunkedMoments(Moments):
+    """The model of :class:`~elcvx._moment.Moments` (a policy's value, with its extra atoms),
+    its rows in an engine's chunks: each pass is one ``map_reduce``; no per-row array is held,
+    so solutions have ``q = None`` and report its sums instead."""
+
+    in_memory = False
+
+    def __init__(self, scan, constraints=(), atoms=None, side="lower", targets=()):
+        self.engine = scan.engine
+        self.n = float(scan.n)
+        self.rows = int(scan.n_rows)
+        self.k = len(targets)
+        self.b = np.asarray(targets, dtype=float)
+        self.side = side
+        self.atoms = mc.extra_atoms(scan, constraints, atoms)
+        self.value_range = (0.0, 1.0)
+        wa = self.atoms[:, 0]
+        self.h_lo, self.h_hi = np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0)
+        self.nonnegative = True
+        self._stats = None
+
+    def reduce(self, kernel, merge, *params, out=None):
+        fn = functools.partial(chunk_fold, kernel, merge, tuple(self.b), self.side, params)
+        return self.engine.map_reduce(fn, merge)
+
+
+class InMemoryChunks:
+    """An engine over chunks held in a list (tests, and the stream engine's cache)."""
+
+    def __init__(self, chunks):
+        self.chunks = list(chunks)
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.chunks)
+
+    def map_reduce(self, fn, merge):
+        return reduce_chunks(fn, merge, self.chunks)
+
+
+def reduce_chunks(fn, merge, chunks):
+    """``merge`` of ``fn`` over ``chunks`` in order; None as soon as a partial is."""
+    acc = None
+    for cols in chunks:
+        part = fn(cols)
+        if part is None:
+            return None
+        acc = part if acc is None else merge(acc, part)
+    return acc

@@ -1,0 +1,321 @@
+"""A log bigger than memory, evaluated without holding it: :func:`scan_log` and :class:`LogScan`.
+
+The scan reads the log once, chunk by chunk, with :func:`read_log`'s checks, and keeps each
+chunk's weights, rewards and counts as float64 (in memory when they fit in ``cache_bytes``, else
+in a spill file). :func:`elcvx.estimate`, :func:`elcvx.interval` and :func:`elcvx.profile` then
+run on the scan: every pass of their solvers is a fold over the chunks. When the log compresses
+exactly (few distinct ``(w, r)`` pairs, as in ε-greedy logs with binary rewards) the scan holds
+the compression instead, and everything after the first read is in memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tempfile
+
+import numpy as np
+
+from .._oracles import add
+from .._rows import ChunkedMoments, Columns, InMemoryChunks, columns_of, reduce_chunks
+from ..errors import InvalidInputError
+from ..sample import RewardScale, weight_check_of
+from .progress import Progress
+from .stream import _chunk_samples, _Groups, _positive_int, _resolve
+
+#: The engines of :func:`scan_log`.
+ENGINES = ("stream", "dask")
+#: Where the stream engine keeps the chunks it read: ``"auto"`` is memory up to ``cache_bytes``.
+CACHES = ("auto", "memory", "disk", "none")
+
+
+class LogScan(RewardScale):
+    """A log read chunk by chunk and kept in an engine's chunks (:func:`scan_log`): what the
+    estimators take in place of a :class:`~elcvx.Sample` when the rows are not held whole.
+
+    Attributes
+    ----------
+    path, format : str
+        As given; the files' formats (joined by ``+`` for a mix).
+    n_rows : int
+        Rows read. ``n``: the sum of their counts.
+    wmin, wmax, rmin, rmax : float
+        The bounds, as :func:`~elcvx.io.read_log` sets them.
+    w_observed : tuple
+        The smallest and largest weight in the log.
+    compressed : int or None
+        The distinct ``(w, r)`` rows the engine holds when the log compressed exactly, else None.
+    columns : dict
+        How each quantity was read, as :attr:`Log.columns`.
+    notes : tuple of str
+    engine : object
+        Where the chunks are (``map_reduce``: see :mod:`elcvx._rows`).
+    """
+
+    def __init__(self, *, path, format, n_rows, n, wmin, wmax, rmin, rmax, w_observed,
+                 compressed, columns, notes, engine):
+        self.path, self.format, self.n_rows, self.n = path, format, int(n_rows), float(n)
+        self.wmin, self.wmax, self.rmin, self.rmax = wmin, wmax, rmin, rmax
+        self.w_observed, self.compressed, self.columns = w_observed, compressed, columns
+        self.notes, self.engine = notes, engine
+
+    def moments(self, constraints=(), atoms=None, side="lower"):
+        """The solvers' model of the log's rows (:class:`elcvx._rows.ChunkedMoments`)."""
+        if constraints:
+            raise InvalidInputError("constraints are not available on a scanned log yet: read it "
+                                    "in memory (read_log) to add moment constraints",
+                                    field="constraints", value=constraints)
+        return ChunkedMoments(self, constraints, atoms, side)
+
+    def weight_check(self, *, method: str = "auto"):
+        """:meth:`elcvx.Sample.weight_check` of the log (the fast path's MLE; two more passes
+        for the weights' mean and standard error)."""
+        return weight_check_of(self, method)
+
+    def _weight_moments(self):
+        """The weights' mean and its standard error, as :meth:`elcvx.Sample._weight_moments`
+        computes them (on the scale of the largest weight, centred), one pass each."""
+        lo, hi = self.w_observed
+        if lo == hi:
+            return lo, 0.0 if self.n > 1 else float("nan")
+        m = float(self.engine.map_reduce(functools.partial(_scaled_sum, hi, 0.0, 1), add)) / self.n
+        if not self.n > 1:
+            return hi * m, float("nan")
+        ss = float(self.engine.map_reduce(functools.partial(_scaled_sum, hi, m, 2), add))
+        return hi * m, hi * math.sqrt(ss / (self.n - 1) / self.n)
+
+    def snips_unit(self) -> float:
+        """SNIPS, ``sum c w u / sum c w``, on the unit scale (NaN when every weight is 0)."""
+        s = self.moments().stats()
+        return s.sum_h / s.sum_F[0] if s.sum_F[0] > 0 else float("nan")
+
+    def __repr__(self):
+        how = (f"compressed to {self.compressed:,} rows" if self.compressed is not None
+               else type(self.engine).__name__)
+        return f"LogScan({self.path!r}, n_rows={self.n_rows:,}, {how})"
+
+
+def _scaled_sum(scale, center, power, cols):
+    """``sum c (w / scale - center) ** power`` over a chunk."""
+    x = cols.w / scale - center
+    if power == 2:
+        x *= x
+    return float(x.sum()) if cols.c is None else float(np.dot(cols.c, x))
+
+
+def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=None, reward=None,
+             cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None, rmax=None,
+             cmin=None, cmax=None, chunk_size=1 << 18, max_pairs=1 << 20, cache="auto",
+             cache_bytes=1 << 30, progress=None) -> LogScan:
+    """Read a log chunk by chunk into a :class:`LogScan`, which :func:`elcvx.estimate`,
+    :func:`elcvx.interval` and :func:`elcvx.profile` evaluate without holding the log whole.
+
+    The log is read once, with :func:`~elcvx.io.read_log`'s checks and messages (naming the
+    file and the row). Its rows are compressed exactly to distinct ``(w, r)`` pairs as they
+    come; if there are at most ``max_pairs`` of them, the scan holds that compression (in
+    memory: every estimate equals the one on the rows). Otherwise each chunk is kept as float64
+    ``(w, u[, counts])`` per ``cache`` and every pass of the solvers reads it again.
+
+    Parameters
+    ----------
+    path, format, weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax, cmin, cmax
+        As for :func:`~elcvx.io.read_log_compressed`: a Parquet or CSV/TSV file, a folder of
+        them or a glob; the columns and bounds.
+    chunk_size : int
+        Rows per chunk (default 262144).
+    max_pairs : int
+        Hold the exact compression when the log has at most this many distinct ``(w, r)``
+        (default 1,048,576).
+    cache : {"auto", "memory", "disk", "none"}
+        Where the chunks are kept between passes: ``"memory"``; ``"disk"``, a spill file of
+        float64 in the system's temporary folder (deleted with the scan); ``"none"``, the files
+        are read (and checked) again on each pass; ``"auto"``: memory up to ``cache_bytes``
+        (default 1 GiB, 16 bytes a row without counts), else disk.
+    progress : bool, optional
+        Draw the rows read, then each pass of the solvers, on stderr; default when stderr is a
+        terminal and the files hold more than 50 MB.
+
+    Returns
+    -------
+    LogScan
+
+    Examples
+    --------
+    >>> import elcvx
+    >>> from elcvx import datasets, io
+    >>> scan = io.scan_log(datasets.example_log_path(), pmin=datasets.EXAMPLE_PMIN, chunk_size=64,
+    ...                    max_pairs=1)  # kept as chunks (the example compresses to 6 rows)
+    >>> scan.n_rows, scan.compressed
+    (300, None)
+    >>> round(elcvx.estimate(scan).value, 6) == round(elcvx.estimate(
+    ...     io.read_log(datasets.example_log_path(), pmin=datasets.EXAMPLE_PMIN).sample).value, 6)
+    True
+    """
+    chunk_size = _positive_int("chunk_size", chunk_size)
+    max_pairs = _positive_int("max_pairs", max_pairs)
+    if cache not in CACHES:
+        raise InvalidInputError(f"cache={cache!r} must be one of {', '.join(map(repr, CACHES))}",
+                                field="cache", value=cache)
+    files, root, names, options = _resolve(path, format, weight, target_prob, logging_prob,
+                                           reward, cost, count, wmin, wmax, pmin, rmin, rmax,
+                                           cmin, cmax)
+    path = str(path)
+    groups = _Groups(max_pairs, path, strict=False)
+    store = _Store(cache, cache_bytes)
+    first = described = None
+    lo, hi, n = np.inf, -np.inf, 0.0
+    try:
+        for chunk, rows, described, bar in _chunk_samples(files, root, names, chunk_size, options,
+                                                          progress):
+            first = chunk if first is None else first
+            groups.add(chunk.compress(), rows)
+            if groups.failed:
+                store.add(columns_of(chunk))
+            else:
+                store.hold(chunk)  # (only if the compression fails later)
+            lo, hi, n = min(lo, float(chunk.w.min())), max(hi, float(chunk.w.max())), n + chunk.n
+            bar.label = f"elcvx: {groups.rows:,} rows, file {bar.file} of {len(files)}"
+    except BaseException:
+        store.close()
+        raise
+    if groups.rows == 0:
+        raise InvalidInputError(f"{path} has no data rows")
+    compressed = groups.sample()
+    if compressed is not None:
+        store.close()
+        engine = InMemoryChunks([columns_of(compressed)])
+        how = f"compressed exactly to {compressed.n_rows:,} distinct (w, r) rows"
+    else:
+        store.release()
+        if cache == "none":
+            engine = FileChunks(files, root, names, chunk_size, options, store.chunks)
+            how = f"read again from the files on each pass ({len(store.chunks):,} chunks)"
+        else:
+            engine = store.engine(chunk_size, groups.rows, progress)
+            how = f"kept as {engine.n_chunks:,} chunks ({store.where})"
+    formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
+    notes = (f"scanned in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
+             f"({groups.rows:,} rows), {how}",)
+    return LogScan(path=path, format=formats, n_rows=groups.rows, n=n, wmin=first.wmin,
+                   wmax=first.wmax, rmin=first.rmin, rmax=first.rmax, w_observed=(lo, hi),
+                   compressed=None if compressed is None else compressed.n_rows,
+                   columns=described, notes=notes, engine=engine)
+
+
+class _Store:
+    """The chunks of a scan as they are read: held as samples while the compression may still
+    succeed, then as :class:`Columns` in memory or in a spill file (``cache``)."""
+
+    def __init__(self, cache, cache_bytes):
+        self.cache, self.cache_bytes = cache, int(cache_bytes)
+        self.held, self.chunks, self.bytes = [], [], 0
+        self.file = None
+        self.where = "memory" if cache in ("auto", "memory") else cache
+
+    def hold(self, sample):
+        self.held.append(sample)
+
+    def add(self, cols: Columns):
+        self.release()
+        self._put(cols)
+
+    def release(self):
+        """The compression failed: what was held goes first."""
+        for sample in self.held:
+            self._put(columns_of(sample))
+        self.held = []
+
+    def _put(self, cols):
+        if self.cache == "none":
+            self.chunks.append(cols.w.size)
+            return
+        self.bytes += sum(a.nbytes for a in cols if a is not None)
+        if self.where == "memory" and self.cache == "auto" and self.bytes > self.cache_bytes:
+            self._spill_all()
+        if self.where == "disk":
+            self._spill(cols)
+        else:
+            self.chunks.append(cols)
+
+    def _spill_all(self):
+        self.where = "disk"
+        held, self.chunks = self.chunks, []
+        for cols in held:
+            self._spill(cols)
+
+    def _spill(self, cols):
+        if self.file is None:
+            self.file = tempfile.TemporaryFile(prefix="elcvx-scan-")
+        counted = cols.c is not None
+        for a in (cols.w, cols.u) + ((cols.c,) if counted else ()):
+            np.ascontiguousarray(a, dtype=float).tofile(self.file)
+        self.chunks.append((cols.w.size, counted))
+
+    def engine(self, chunk_size, rows, progress):
+        if self.where == "disk":
+            self.file.flush()
+            return SpillChunks(self.file, self.chunks, chunk_size, rows, progress)
+        return InMemoryChunks(self.chunks)
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+class SpillChunks:
+    """An engine over chunks in a spill file of float64 (``w``, ``u``, then counts if any, per
+    chunk), read back chunk by chunk into the same buffers on every pass."""
+
+    def __init__(self, file, layout, chunk_size, rows, progress):
+        self.file, self.layout, self.rows = file, layout, rows
+        self.buffer = np.empty(3 * chunk_size)
+        self.passes = 0
+        self.progress = progress
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.layout)
+
+    def _chunks(self):
+        self.file.seek(0)
+        bar = Progress(f"elcvx: pass {self.passes}", self.rows, bool(self.progress), unit="rows")
+        done = 0
+        try:
+            for size, counted in self.layout:
+                k = size * (3 if counted else 2)
+                view = self.buffer[:k]
+                if self.file.readinto(memoryview(view).cast("B")) != view.nbytes:
+                    raise OSError("the scan's spill file is shorter than what was written to it")
+                yield Columns(view[:size], view[size:2 * size],
+                              view[2 * size:] if counted else None, np.empty((0, size)))
+                done += size
+                bar.update(done)
+        finally:
+            bar.close()
+
+    def map_reduce(self, fn, merge):
+        self.passes += 1
+        return reduce_chunks(fn, merge, self._chunks())
+
+    def __del__(self):
+        try:
+            self.file.close()
+        except Exception:  # noqa: BLE001 (interpreter shutdown)
+            pass
+
+
+class FileChunks:
+    """An engine that reads the files again (with their checks) on every pass."""
+
+    def __init__(self, files, root, names, chunk_size, options, layout):
+        self.args = (files, root, names, chunk_size, options)
+        self.layout = layout
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.layout)
+
+    def map_reduce(self, fn, merge):
+        chunks = (columns_of(sample) for sample, *_ in _chunk_samples(*self.args, False))
+        return reduce_chunks(fn, merge, chunks)

@@ -1,0 +1,171 @@
+"""Logs evaluated chunk by chunk (elcvx.io.scan_log): estimate, interval, profile and the weight
+check on a scan equal those on the same rows in memory, whichever cache holds the chunks and
+wherever the chunks' boundaries fall; and what a scan refuses, it says."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import elcvx
+from elcvx import Sample
+from elcvx import io as eio
+from elcvx._rows import ChunkedMoments, InMemoryChunks, columns_of
+from elcvx.errors import InvalidInputError, SolverError
+from elcvx.testing import assert_agree
+
+pd = pytest.importorskip("pandas")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+WMAX = 25.0
+TOL = 1e-10  # the issue's: the engines agree to 1e-10 on the same data
+
+
+def _log(n, seed, counts=False):
+    """Continuous weights in [0, WMAX] (they do not compress), rewards in [0, 1] with ties."""
+    rng = np.random.default_rng(seed)
+    w = np.minimum(rng.exponential(1.0, n) * rng.choice([0.4, 1.9], n), WMAX)
+    r = np.round(rng.random(n) * (rng.random(n) < 0.5), 1)
+    df = pd.DataFrame({"w": w, "r": r})
+    if counts:
+        df["c"] = rng.integers(1, 4, n).astype(float)
+    return df
+
+
+def _write(folder, parts):
+    os.makedirs(folder, exist_ok=True)
+    for i, df in enumerate(parts):
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False),
+                       os.path.join(folder, f"part-{i}.parquet"), row_group_size=500)
+
+
+def _rows(parts, counts=False):
+    whole = pd.concat(parts, ignore_index=True)
+    return Sample(whole["w"], whole["r"], counts=whole["c"] if counts else None, wmax=WMAX)
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("scan") / "logs"
+    parts = [_log(1700, 1), _log(900, 2), _log(1400, 3)]
+    _write(folder, parts)
+    return folder, _rows(parts)
+
+
+def _assert_same_numbers(scan, rows, values=(0.15, 0.2, 0.3)):
+    want, got = elcvx.estimate(rows), elcvx.estimate(scan)
+    assert_agree([got.value, got.loglik, got.beta], [want.value, want.loglik, want.beta], tol=TOL)
+    assert got.q is None and got.work[0] == want.work[0]
+    want, got = elcvx.interval(rows), elcvx.interval(scan)
+    assert_agree([got.low, got.high], [want.low, want.high], tol=TOL)
+    assert got.status == want.status == "optimal"
+    want, got = elcvx.profile(rows, values), elcvx.profile(scan, values)
+    assert_agree(got.statistic, want.statistic, tol=TOL)
+
+
+@pytest.mark.parametrize("cache", ["memory", "disk", "none"])
+@pytest.mark.parametrize("chunk_size", [333, 1 << 18])
+def test_scan_equals_the_rows_in_memory(logs, cache, chunk_size):
+    folder, rows = logs
+    scan = eio.scan_log(folder, wmax=WMAX, chunk_size=chunk_size, cache=cache, max_pairs=10)
+    assert scan.compressed is None and scan.n_rows == rows.n_rows == 4000
+    assert scan.w_observed == (float(rows.w.min()), float(rows.w.max()))
+    _assert_same_numbers(scan, rows)
+
+
+def test_the_cross_check_can_fail(logs, tmp_path):
+    # The comparison above is not vacuous: one row's reward changed by 0.1 moves every number
+    # by more than the tolerance.
+    folder, rows = logs
+    r = rows.r.copy()
+    r[1234] = 0.1 if r[1234] != 0.1 else 0.2
+    with pytest.raises(AssertionError):
+        _assert_same_numbers(eio.scan_log(folder, wmax=WMAX, max_pairs=10), rows.with_rewards(r))
+
+
+def test_auto_cache_spills_to_disk_past_its_size(logs):
+    folder, rows = logs
+    scan = eio.scan_log(folder, wmax=WMAX, chunk_size=500, max_pairs=10, cache_bytes=20_000)
+    assert "(disk)" in scan.notes[0]
+    _assert_same_numbers(scan, rows)
+
+
+def test_counts_and_a_reward_range(tmp_path):
+    parts = [_log(800, 4, counts=True), _log(700, 5, counts=True)]
+    whole = pd.concat(parts, ignore_index=True)
+    rows = Sample(whole["w"], 3 * whole["r"] - 1, counts=whole["c"], wmax=WMAX, rmin=-1, rmax=2)
+    for df in parts:  # rewards on [-1, 2] in the files too
+        df["r"] = 3 * df["r"] - 1
+    _write(tmp_path / "logs", parts)
+    scan = eio.scan_log(tmp_path / "logs", wmax=WMAX, count="c", rmin=-1, rmax=2, max_pairs=10,
+                        cache="disk", chunk_size=256)
+    assert scan.n == rows.n
+    _assert_same_numbers(scan, rows, values=(0.0, 0.5))
+
+
+def test_a_log_that_compresses_is_held_compressed(tmp_path):
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({"w": rng.choice([0.0, 1.0 / 0.9, 10.0], 3000, p=[0.5, 0.45, 0.05]),
+                       "r": (rng.random(3000) < 0.3).astype(float)})
+    _write(tmp_path / "logs", [df.iloc[:1000], df.iloc[1000:]])
+    scan = eio.scan_log(tmp_path / "logs", wmax=10.0, chunk_size=128)
+    assert scan.compressed == 6 and "compressed exactly to 6 distinct (w, r) rows" in scan.notes[0]
+    _assert_same_numbers(scan, Sample(df["w"], df["r"], wmax=10.0))
+
+
+def test_rho_rules_upper_side_and_weight_check(logs):
+    folder, rows = logs
+    scan = eio.scan_log(folder, wmax=np.inf, max_pairs=10)
+    rows = Sample(rows.w, rows.r)  # wmax = inf: an extra atom carries mass
+    for rho in ("snips", "self-consistent", "midpoint", 0.3):
+        got, want = elcvx.estimate(scan, rho=rho), elcvx.estimate(rows, rho=rho)
+        assert_agree([got.value, got.mass_ex, got.wmass_ex], [want.value, want.mass_ex, want.wmass_ex], tol=TOL)
+    got, want = scan.weight_check(), rows.weight_check()
+    assert_agree([got.mean, got.se, got.statistic, got.unobserved_wmass],
+                 [want.mean, want.se, want.statistic, want.unobserved_wmass], tol=TOL)
+    assert got.message == want.message
+
+
+def test_chunked_model_on_its_own(logs):
+    # The engine interface itself: chunks of any size, in any grouping, give the same passes.
+    _, rows = logs
+    cols = columns_of(rows)
+    cut = [0, 1, 17, 2500, 4000]
+    chunks = [type(cols)(cols.w[a:b], cols.u[a:b], None, cols.G[:, a:b]) for a, b in zip(cut, cut[1:])]
+
+    class Scan:
+        engine, n, n_rows, wmin, wmax = InMemoryChunks(chunks), rows.n, rows.n_rows, rows.wmin, rows.wmax
+
+    from elcvx import _moment
+
+    got = _moment.mle_of(ChunkedMoments(Scan()))
+    want = _moment.mle_of(_moment.Moments(rows, ()))
+    assert_agree([got.beta, got.loglik], [want.beta, want.loglik], tol=TOL)
+    assert got.q is None and np.allclose(got.sums[:2], [want.q.sum(), want.q @ rows.w], rtol=TOL, atol=0)
+
+
+def test_what_a_scan_refuses(logs, tmp_path):
+    folder, _ = logs
+    scan = eio.scan_log(folder, wmax=WMAX, max_pairs=10)
+    with pytest.raises(InvalidInputError, match="method='cvxpy' needs the log's rows in memory"):
+        elcvx.estimate(scan, method="cvxpy")
+    with pytest.raises(InvalidInputError, match="calibration='bootstrap' needs the log's rows"):
+        elcvx.interval(scan, calibration="bootstrap")
+    g = elcvx.MomentConstraint(np.zeros(4000), 0.0, atom_range=(0, 1))
+    with pytest.raises(InvalidInputError, match="constraints are not available on a scanned log"):
+        elcvx.estimate(scan, constraints=[g])
+    with pytest.raises(InvalidInputError, match="cache='ram' must be one of"):
+        eio.scan_log(folder, wmax=WMAX, cache="ram")
+    with pytest.raises(InvalidInputError, match="sample must be an elcvx.Sample"):
+        elcvx.baselines.ips(scan)
+
+
+def test_bad_value_names_file_and_row(tmp_path):
+    parts = [_log(300, 8), _log(300, 9)]
+    parts[1].loc[41, "w"] = -2.0
+    _write(tmp_path / "logs", parts)
+    with pytest.raises(InvalidInputError, match=r"part-1\.parquet: row 42: weight \(column 'w'\) = -2\.0 is outside"):
+        eio.scan_log(tmp_path / "logs", wmax=WMAX, chunk_size=64, max_pairs=10)
