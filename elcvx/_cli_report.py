@@ -74,6 +74,12 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
         notes.append(f"EL: the estimate depends on the reward rho of an unobserved extreme weight: "
                      f"{lo:.4g} to {hi:.4g} over rho in [{sample.rmin:g}, {sample.rmax:g}]; shown at "
                      f"{_rho_text(est)}")
+    if not hasattr(sample, "w"):  # a log scanned in chunks: EL only
+        results += [dict(method=name, estimate=None, low=None, high=None) for name in _BASELINE_ROWS]
+        notes.append(", ".join(_LABELS[name] for name in _BASELINE_ROWS) + ": not computed on a "
+                     "log kept in chunks (they need its rows in memory: --engine memory, or a log "
+                     "that compresses)")
+        return results, notes, ci
     rows = {m: (e, i and i.format(cal=_cr(calibration))) for m, (e, i) in _BASELINE_ROWS.items()}
     # A baseline's failure must not hide EL's answer: its row is empty and a note says why.
     base = evaluate_all(sample, [e for e, _ in rows.values() if e], [i for _, i in rows.values() if i],
@@ -120,6 +126,8 @@ def evaluate_report(log, args):
     results, notes, ci = evaluate_sample(s, confidence_level=args.confidence_level,
                                          calibration=args.calibration, method=args.method,
                                          rho=args.rho)
+    if args.sequence and not hasattr(s, "w"):
+        raise UsageError("--sequence needs the log's rows in memory, in order: --engine memory")
     if args.sequence:
         rows, seq_notes = _sequence_rows(s, args.confidence_level)
         results, notes = results + rows, notes + seq_notes
@@ -140,7 +148,7 @@ def evaluate_report(log, args):
         "quantile": _num(ci.quantile),
         "rmin": s.rmin,
         "rmax": s.rmax,
-        "w_observed": [float(s.w.min()), float(s.w.max())],
+        "w_observed": list(_w_observed(s)),
         "weight_check": weight_check,
         "el_value_range": [_num(value_range.low), _num(value_range.high)],
         "el_depends_on_rho": est.depends_on_rho,
@@ -148,10 +156,15 @@ def evaluate_report(log, args):
         "log": log.path,
         "format": log.format,
         "rows": log.n_rows,
-        "skipped": log.skipped,
+        "skipped": getattr(log, "skipped", 0),
         "columns": dict(log.columns),
         "notes": list(log.notes) + notes,
     }
+
+
+def _w_observed(s):
+    """The smallest and largest weight of a sample or a scanned log."""
+    return s.w_observed if hasattr(s, "w_observed") else (float(s.w.min()), float(s.w.max()))
 
 
 def _sequence_rows(sample, level):

@@ -56,11 +56,13 @@ def _add_log_options(p):
                         "folder of Parquet/CSV files, a Parquet dataset, or a glob ('logs/*.parquet')")
     p.add_argument("--engine", choices=ENGINES,
                    help="memory: read one file whole; stream: read Parquet/CSV files chunk by "
-                        "chunk into the log's exact compression (default: memory for a file, "
-                        "stream for a folder or glob)")
+                        "chunk, into the log's exact compression when it has at most "
+                        "--max-pairs distinct (w, r), else kept in chunks that every pass of EL's "
+                        "solvers reads again (default: memory for a file, stream for a folder "
+                        "or glob)")
     p.add_argument("--max-pairs", type=positive_int, default=None, metavar="K",
-                   help="--engine stream: stop when the log has more than K distinct (w, r) "
-                        "pairs, that is, does not compress (default 5000000)")
+                   help="--engine stream: hold the log's exact compression when it has at most "
+                        "K distinct (w, r) pairs (default 1048576)")
     p.add_argument("--input-format", choices=FORMATS,
                    help="the log's format (default: from its name and first bytes)")
     cols = p.add_argument_group(
@@ -248,12 +250,16 @@ def _read(args):
         for flag, value in (("--target-prob-file", args.target_prob_file), ("--pdrop", args.pdrop)):
             if value is not None:
                 raise UsageError(f"{flag} is for dsjson logs, which --engine stream does not read")
-        return io.read_log_compressed(
+        scan = io.scan_log(
             args.log, format=args.input_format, weight=args.weight_col,
             target_prob=args.target_prob_col, logging_prob=args.logging_prob_col,
             reward=args.reward_col, cost=args.cost_col, count=args.count_col, progress=progress,
-            max_pairs=args.max_pairs or io.MAX_PAIRS, wmin=args.wmin, wmax=args.wmax,
+            max_pairs=args.max_pairs or io.SCAN_MAX_PAIRS, wmin=args.wmin, wmax=args.wmax,
             pmin=args.pmin, rmin=args.rmin, rmax=args.rmax, cmin=args.cmin, cmax=args.cmax)
+        # A log that compressed is a Sample (every method runs on it); else the scan itself.
+        return io.Log(sample=scan.sample if scan.sample is not None else scan, path=scan.path,
+                      format=scan.format, n_rows=scan.n_rows, columns=scan.columns,
+                      notes=scan.notes)
     fmt = args.input_format or io.detect_format(args.log)
     bounds = dict(wmin=args.wmin, wmax=args.wmax, pmin=args.pmin, rmin=args.rmin, rmax=args.rmax,
                   cmin=args.cmin, cmax=args.cmax)

@@ -4,6 +4,7 @@ command line's ``--engine stream``: the same sample, numbers and messages as rea
 from __future__ import annotations
 
 import json
+import re
 import os
 
 import numpy as np
@@ -152,7 +153,7 @@ def test_too_many_pairs_is_a_clear_error(tmp_path):
     rng = np.random.default_rng(6)
     _write(tmp_path / "logs", [pd.DataFrame({"w": rng.uniform(0, 2, 50), "r": rng.random(50)})])
     with pytest.raises(InvalidInputError, match=r"more than 20 distinct \(w, r\) pairs in its "
-                       r"first 50 rows.*continuous weights.*stream engine of issue 16") as exc:
+                       r"first 50 rows.*continuous weights.*without compressing it: elcvx.io.scan_log") as exc:
         eio.read_log_compressed(tmp_path / "logs", max_pairs=20, chunk_size=8)
     assert exc.value.field == "max_pairs"
     with pytest.raises(InvalidInputError, match="chunk_size=0 must be a positive integer"):
@@ -183,8 +184,14 @@ def test_cli_folder_end_to_end(tmp_path, parts, capsys):
     assert any("read in chunks from 1 file" in n for n in one["notes"])
     assert main(["evaluate", str(tmp_path / "logs"), "--engine", "memory"]) == 2
     assert "--engine memory reads one file" in capsys.readouterr().err
-    assert main(["evaluate", str(tmp_path / "logs"), "--wmax", "30", "--max-pairs", "2"]) == 2
-    assert "more than 2 distinct (w, r) pairs" in capsys.readouterr().err
+    # More pairs than --max-pairs: kept in chunks, EL's numbers the same, the baselines left out.
+    chunks = _json(capsys, ["evaluate", str(tmp_path / "logs"), "--wmax", "30", "--max-pairs", "2"])
+    assert chunks["results"][0]["method"] == "el"
+    assert_agree([chunks["results"][0][k] for k in ("estimate", "low", "high")],
+                 [got["results"][0][k] for k in ("estimate", "low", "high")], tol=1e-10)
+    assert all(r["estimate"] is r["low"] is None for r in chunks["results"][1:])
+    assert any(re.search(r"kept as \d+ chunks \(memory\)", n) for n in chunks["notes"])
+    assert any("not computed on a log kept in chunks" in n for n in chunks["notes"])
 
 
 def test_benchmark_runs(capsys):

@@ -42,7 +42,7 @@ from __future__ import annotations
 from ..errors import MissingDependencyError
 from .logs import Log, read_log
 from .stream import MAX_PAIRS, read_log_compressed
-from .scan import LogScan, scan_log
+from .scan import SCAN_MAX_PAIRS, LogScan, scan_log
 from .dsjson import PDROP_MODES, read_dsjson
 from .tables import read_table
 from .frames import sample_from_dataframe
@@ -62,4 +62,5 @@ __all__ = [
     "detect_format",
     "FORMATS",
     "PDROP_MODES",
+    "SCAN_MAX_PAIRS",
 ]

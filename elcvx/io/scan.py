@@ -23,6 +23,8 @@ from ..sample import RewardScale, weight_check_of
 from .progress import Progress
 from .stream import _chunk_samples, _Groups, _positive_int, _resolve
 
+#: :func:`scan_log` holds a log's exact compression when it has at most this many pairs.
+SCAN_MAX_PAIRS = 1 << 20
 #: The engines of :func:`scan_log`.
 ENGINES = ("stream", "dask")
 #: Where the stream engine keeps the chunks it read: ``"auto"`` is memory up to ``cache_bytes``.
@@ -45,6 +47,9 @@ class LogScan(RewardScale):
         The smallest and largest weight in the log.
     compressed : int or None
         The distinct ``(w, r)`` rows the engine holds when the log compressed exactly, else None.
+    sample : Sample or None
+        That compression, a :class:`~elcvx.Sample` with counts (every estimator takes it), or
+        None.
     columns : dict
         How each quantity was read, as :attr:`Log.columns`.
     notes : tuple of str
@@ -53,10 +58,11 @@ class LogScan(RewardScale):
     """
 
     def __init__(self, *, path, format, n_rows, n, wmin, wmax, rmin, rmax, w_observed,
-                 compressed, columns, notes, engine):
+                 sample, columns, notes, engine):
         self.path, self.format, self.n_rows, self.n = path, format, int(n_rows), float(n)
         self.wmin, self.wmax, self.rmin, self.rmax = wmin, wmax, rmin, rmax
-        self.w_observed, self.compressed, self.columns = w_observed, compressed, columns
+        self.w_observed, self.sample, self.columns = w_observed, sample, columns
+        self.compressed = None if sample is None else sample.n_rows
         self.notes, self.engine = notes, engine
 
     def moments(self, constraints=(), atoms=None, side="lower"):
@@ -105,8 +111,8 @@ def _scaled_sum(scale, center, power, cols):
 
 def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=None, reward=None,
              cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None, rmax=None,
-             cmin=None, cmax=None, chunk_size=1 << 18, max_pairs=1 << 20, cache="auto",
-             cache_bytes=1 << 30, progress=None) -> LogScan:
+             cmin=None, cmax=None, chunk_size=1 << 18, max_pairs=SCAN_MAX_PAIRS, cache="auto",
+             cache_bytes=1 << 30, engine="stream", client=None, progress=None) -> LogScan:
     """Read a log chunk by chunk into a :class:`LogScan`, which :func:`elcvx.estimate`,
     :func:`elcvx.interval` and :func:`elcvx.profile` evaluate without holding the log whole.
 
@@ -131,6 +137,13 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
         float64 in the system's temporary folder (deleted with the scan); ``"none"``, the files
         are read (and checked) again on each pass; ``"auto"``: memory up to ``cache_bytes``
         (default 1 GiB, 16 bytes a row without counts), else disk.
+    engine : {"stream", "dask"}
+        ``"stream"``: this process reads the files. ``"dask"``: a Dask cluster's workers read
+        them into partitions, kept there, and each pass is one reduction over them (the
+        ``dask`` extra); ``cache`` and ``max_pairs`` do not apply.
+    client : dask.distributed.Client or str, optional
+        ``engine="dask"``: the cluster (a client, or a scheduler's address); default the
+        current client.
     progress : bool, optional
         Draw the rows read, then each pass of the solvers, on stderr; default when stderr is a
         terminal and the files hold more than 50 MB.
@@ -151,6 +164,9 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     ...     io.read_log(datasets.example_log_path(), pmin=datasets.EXAMPLE_PMIN).sample).value, 6)
     True
     """
+    if engine not in ENGINES:
+        raise InvalidInputError(f"engine={engine!r} must be one of {', '.join(map(repr, ENGINES))}",
+                                field="engine", value=engine)
     chunk_size = _positive_int("chunk_size", chunk_size)
     max_pairs = _positive_int("max_pairs", max_pairs)
     if cache not in CACHES:
@@ -160,6 +176,10 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
                                            reward, cost, count, wmin, wmax, pmin, rmin, rmax,
                                            cmin, cmax)
     path = str(path)
+    if engine == "dask":  # (the dask extra) the partitions stay on the cluster's workers
+        from ._dask import dask_scan
+
+        return dask_scan(path, files, options, client=client, progress=progress)
     groups = _Groups(max_pairs, path, strict=False)
     store = _Store(cache, cache_bytes)
     first = described = None
@@ -194,11 +214,11 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
             engine = store.engine(chunk_size, groups.rows, progress)
             how = f"kept as {engine.n_chunks:,} chunks ({store.where})"
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
-    notes = (f"scanned in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
+    notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
              f"({groups.rows:,} rows), {how}",)
     return LogScan(path=path, format=formats, n_rows=groups.rows, n=n, wmin=first.wmin,
                    wmax=first.wmax, rmin=first.rmin, rmax=first.rmax, w_observed=(lo, hi),
-                   compressed=None if compressed is None else compressed.n_rows,
+                   sample=compressed,
                    columns=described, notes=notes, engine=engine)
 
 
