@@ -40,10 +40,12 @@ def columns_of(sample, G=None) -> Columns:
                    None if sample.counts is None else np.asarray(sample.counts, dtype=float), G)
 
 
-def chunk_fold(kernel, merge, b, side, params, cols: Columns):
+def chunk_fold(kernel, merge, b, select, side, params, cols: Columns):
     """``kernel``'s partial over one chunk: its features built here (``w - 1, g - b``; ``w, g``;
-    ``h = w u``, or ``w (1 - u)`` for the upper side), then folded block by block."""
+    ``h = w u``, or ``w (1 - u)`` for the upper side; ``g``: the rows ``select`` of the chunk's
+    ``G``), then folded block by block."""
     w, u, c, G = cols
+    G = G[list(select)]
     k = len(b)
     Dt = np.empty((1 + k, w.size))
     np.subtract(w, 1.0, out=Dt[0])
@@ -64,12 +66,15 @@ class ChunkedMoments(Moments):
 
     in_memory = False
 
-    def __init__(self, scan, constraints=(), atoms=None, side="lower", targets=()):
+    def __init__(self, scan, constraints=(), atoms=None, side="lower"):
+        constraints = mc.check(scan, constraints)
         self.engine = scan.engine
         self.n = float(scan.n)
         self.rows = int(scan.n_rows)
-        self.k = len(targets)
-        self.b = np.asarray(targets, dtype=float)
+        self.k = len(constraints)
+        self.b = np.array([c.target for c in constraints], dtype=float)
+        # Each constraint names one of the scan's columns: its row of the chunks' G.
+        self.select = tuple(scan.constraint_columns.index(c.values) for c in constraints)
         self.side = side
         self.atoms = mc.extra_atoms(scan, constraints, atoms)
         self.value_range = (0.0, 1.0)
@@ -79,7 +84,8 @@ class ChunkedMoments(Moments):
         self._stats = None
 
     def reduce(self, kernel, merge, *params, out=None):
-        fn = functools.partial(chunk_fold, kernel, merge, tuple(self.b), self.side, params)
+        fn = functools.partial(chunk_fold, kernel, merge, tuple(self.b), self.select, self.side,
+                               params)
         return self.engine.map_reduce(fn, merge)
 
 

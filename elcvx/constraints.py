@@ -44,8 +44,10 @@ class MomentConstraint:
 
     Parameters
     ----------
-    values : array_like
-        The column ``g``, one value per row of the sample it is used with.
+    values : array_like or str
+        The column ``g``, one value per row of the sample it is used with; or, for a log
+        scanned in chunks (:func:`elcvx.io.scan_log`), the name of one of its
+        ``constraint_columns``.
     target : float
         Its known expectation ``b``.
     atom_range : (float, float) or callable
@@ -75,7 +77,10 @@ class MomentConstraint:
     name: str
 
     def __init__(self, values, target=0.0, atom_range=None, *, name="g"):
-        values = iv.vector(f"{name} (constraint values)", values)
+        if isinstance(values, str):  # (a column's name: read from a scanned log)
+            name = values if name == "g" else name
+        else:
+            values = iv.vector(f"{name} (constraint values)", values)
         target = iv.finite_scalar(f"{name} target", target)
         if atom_range is None:
             raise InvalidInputError(
@@ -116,6 +121,19 @@ def check(sample, constraints):
         if not isinstance(c, MomentConstraint):
             raise InvalidInputError(
                 f"constraints[{j}] must be an elcvx.MomentConstraint, got {type(c).__name__}")
+        columns = getattr(sample, "constraint_columns", ())
+        if isinstance(c.values, str) and c.values not in columns:
+            raise InvalidInputError(
+                f"constraints[{j}] ({c.name}) names the column {c.values!r}, which the sample does "
+                "not hold: give its values, or read it with elcvx.io.scan_log(..., "
+                f"constraint_columns=[{c.values!r}])" + (f" (read: {list(columns)})" if columns else ""),
+                field="constraints", value=c.values)
+        if isinstance(c.values, str):
+            continue
+        if columns:
+            raise InvalidInputError(
+                f"constraints[{j}] ({c.name}): a scanned log's constraints name its columns "
+                f"({list(columns)}), not values", field="constraints", value=j)
         if c.values.size != sample.n_rows:
             raise InvalidInputError(
                 f"constraints[{j}] ({c.name}) has {c.values.size} values but the sample has "

@@ -154,9 +154,6 @@ def test_what_a_scan_refuses(logs, tmp_path):
         elcvx.estimate(scan, method="cvxpy")
     with pytest.raises(InvalidInputError, match="calibration='bootstrap' needs the log's rows"):
         elcvx.interval(scan, calibration="bootstrap")
-    g = elcvx.MomentConstraint(np.zeros(4000), 0.0, atom_range=(0, 1))
-    with pytest.raises(InvalidInputError, match="constraints are not available on a scanned log"):
-        elcvx.estimate(scan, constraints=[g])
     with pytest.raises(InvalidInputError, match="cache='ram' must be one of"):
         eio.scan_log(folder, wmax=WMAX, cache="ram")
     with pytest.raises(InvalidInputError, match="sample must be an elcvx.Sample"):
@@ -169,3 +166,44 @@ def test_bad_value_names_file_and_row(tmp_path):
     _write(tmp_path / "logs", parts)
     with pytest.raises(InvalidInputError, match=r"part-1\.parquet: row 42: weight \(column 'w'\) = -2\.0 is outside"):
         eio.scan_log(tmp_path / "logs", wmax=WMAX, chunk_size=64, max_pairs=10)
+
+
+def test_moment_constraints_from_columns(tmp_path):
+    # A control variate E_Q[w f] = E_pi[f] read from a column of the log, against the same
+    # constraint given as values on the rows in memory.
+    parts = []
+    for seed in (11, 12):
+        df = _log(1500, seed)
+        df["g"] = df["w"] * np.random.default_rng(seed).random(len(df))
+        parts.append(df)
+    _write(tmp_path / "logs", parts)
+    whole = pd.concat(parts, ignore_index=True)
+    rows = Sample(whole["w"], whole["r"], wmax=WMAX)
+    scan = eio.scan_log(tmp_path / "logs", wmax=WMAX, constraint_columns=["g"], chunk_size=700)
+    assert scan.compressed is None and scan.constraint_columns == ("g",)
+    on_rows = elcvx.MomentConstraint(whole["g"], 0.5, atom_range=(0.0, WMAX), name="g")
+    by_name = elcvx.MomentConstraint("g", 0.5, atom_range=(0.0, WMAX))
+    want, got = elcvx.estimate(rows, constraints=on_rows), elcvx.estimate(scan, constraints=by_name)
+    assert_agree([got.value, got.loglik, *got.lambdas], [want.value, want.loglik, *want.lambdas], tol=TOL)
+    assert abs(got.value - elcvx.estimate(scan).value) > 1e-4  # the constraint moves the estimate
+    want = elcvx.interval(rows, constraints=on_rows)
+    got = elcvx.interval(scan, constraints=by_name)
+    assert_agree([got.low, got.high], [want.low, want.high], tol=TOL)
+    v = [0.2, 0.25]
+    assert_agree(elcvx.profile(scan, v, constraints=by_name).statistic,
+                 elcvx.profile(rows, v, constraints=on_rows).statistic, tol=TOL)
+    with pytest.raises(InvalidInputError, match="names the column 'h', which the sample does not hold"):
+        elcvx.estimate(scan, constraints=elcvx.MomentConstraint("h", 0.5, atom_range=(0, 1)))
+    with pytest.raises(InvalidInputError, match="names the column 'g', which the sample does not hold"):
+        elcvx.estimate(rows, constraints=by_name)
+    with pytest.raises(InvalidInputError, match="a scanned log's constraints name its columns"):
+        elcvx.estimate(scan, constraints=on_rows)
+
+
+def test_a_constraint_column_must_be_finite(tmp_path):
+    df = _log(200, 13)
+    df["g"] = 1.0
+    df.loc[57, "g"] = np.inf
+    _write(tmp_path / "logs", [df])
+    with pytest.raises(InvalidInputError, match=r"part-0\.parquet: row 58: column 'g' is inf, not a finite number"):
+        eio.scan_log(tmp_path / "logs", wmax=WMAX, constraint_columns="g")

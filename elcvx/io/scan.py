@@ -21,6 +21,7 @@ from .._rows import ChunkedMoments, Columns, InMemoryChunks, columns_of, reduce_
 from ..errors import InvalidInputError
 from ..sample import RewardScale, weight_check_of
 from .progress import Progress
+from .frames import _column, _locator
 from .stream import _chunk_samples, _Groups, _positive_int, _resolve
 
 #: :func:`scan_log` holds a log's exact compression when it has at most this many pairs.
@@ -45,6 +46,8 @@ class LogScan(RewardScale):
         The bounds, as :func:`~elcvx.io.read_log` sets them.
     w_observed : tuple
         The smallest and largest weight in the log.
+    constraint_columns : tuple of str
+        The columns read for moment constraints (``MomentConstraint("name", ...)``).
     compressed : int or None
         The distinct ``(w, r)`` rows the engine holds when the log compressed exactly, else None.
     sample : Sample or None
@@ -58,19 +61,17 @@ class LogScan(RewardScale):
     """
 
     def __init__(self, *, path, format, n_rows, n, wmin, wmax, rmin, rmax, w_observed,
-                 sample, columns, notes, engine):
+                 sample, columns, notes, engine, constraint_columns=()):
         self.path, self.format, self.n_rows, self.n = path, format, int(n_rows), float(n)
         self.wmin, self.wmax, self.rmin, self.rmax = wmin, wmax, rmin, rmax
         self.w_observed, self.sample, self.columns = w_observed, sample, columns
         self.compressed = None if sample is None else sample.n_rows
         self.notes, self.engine = notes, engine
+        self.constraint_columns = tuple(constraint_columns)
 
     def moments(self, constraints=(), atoms=None, side="lower"):
-        """The solvers' model of the log's rows (:class:`elcvx._rows.ChunkedMoments`)."""
-        if constraints:
-            raise InvalidInputError("constraints are not available on a scanned log yet: read it "
-                                    "in memory (read_log) to add moment constraints",
-                                    field="constraints", value=constraints)
+        """The solvers' model of the log's rows (:class:`elcvx._rows.ChunkedMoments`); each
+        constraint names one of :attr:`constraint_columns`."""
         return ChunkedMoments(self, constraints, atoms, side)
 
     def weight_check(self, *, method: str = "auto"):
@@ -109,10 +110,33 @@ def _scaled_sum(scale, center, power, cols):
     return float(x.sum()) if cols.c is None else float(np.dot(cols.c, x))
 
 
+def _names(field, names):
+    """A sequence of column names (a single name is one)."""
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if not all(isinstance(n, str) for n in names):
+        raise InvalidInputError(f"{field}={names!r} must be column names", field=field, value=names)
+    return names
+
+
+def _constraint_values(df, columns):
+    """The constraints' columns of a chunk, one row each, checked to be finite numbers."""
+    G = np.empty((len(columns), len(df)))
+    for j, name in enumerate(columns):
+        where = _locator(df.index)
+        G[j] = _column(df, name, lambda i: f"{df.attrs['file']}: {where(i)}")
+        bad = ~np.isfinite(G[j])
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidInputError(f"{df.attrs['file']}: {where(i)}: column {name!r} is {float(G[j, i])!r}, "
+                                    "not a finite number", field=name, value=float(G[j, i]))
+    return G
+
+
 def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=None, reward=None,
              cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None, rmax=None,
              cmin=None, cmax=None, chunk_size=1 << 18, max_pairs=SCAN_MAX_PAIRS, cache="auto",
-             cache_bytes=1 << 30, engine="stream", client=None, progress=None) -> LogScan:
+             cache_bytes=1 << 30, constraint_columns=(), engine="stream", client=None,
+             progress=None) -> LogScan:
     """Read a log chunk by chunk into a :class:`LogScan`, which :func:`elcvx.estimate`,
     :func:`elcvx.interval` and :func:`elcvx.profile` evaluate without holding the log whole.
 
@@ -129,6 +153,10 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
         them or a glob; the columns and bounds.
     chunk_size : int
         Rows per chunk (default 262144).
+    constraint_columns : sequence of str
+        Columns to read for moment constraints: ``elcvx.MomentConstraint("g", target,
+        atom_range)`` then names one (:mod:`elcvx.constraints`). Their values must be finite.
+        A log with them is kept in chunks (the compression is of ``(w, r)`` only).
     max_pairs : int
         Hold the exact compression when the log has at most this many distinct ``(w, r)``
         (default 1,048,576).
@@ -172,35 +200,40 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     if cache not in CACHES:
         raise InvalidInputError(f"cache={cache!r} must be one of {', '.join(map(repr, CACHES))}",
                                 field="cache", value=cache)
+    constraint_columns = _names("constraint_columns", constraint_columns)
     files, root, names, options = _resolve(path, format, weight, target_prob, logging_prob,
                                            reward, cost, count, wmin, wmax, pmin, rmin, rmax,
-                                           cmin, cmax)
+                                           cmin, cmax, extra=constraint_columns)
     path = str(path)
     if engine == "dask":  # (the dask extra) the partitions stay on the cluster's workers
         from ._dask import dask_scan
 
         return dask_scan(path, files, options, client=client, progress=progress)
     groups = _Groups(max_pairs, path, strict=False)
+    # (Constraints' columns are not part of the (w, r) compression: a log with them stays in chunks.)
+    compressing = not constraint_columns
     store = _Store(cache, cache_bytes)
     first = described = None
-    lo, hi, n = np.inf, -np.inf, 0.0
+    lo, hi, n, rows = np.inf, -np.inf, 0.0, 0
     try:
-        for chunk, rows, described, bar in _chunk_samples(files, root, names, chunk_size, options,
-                                                          progress):
+        for chunk, df, described, bar in _chunk_samples(files, root, names, chunk_size, options,
+                                                        progress):
             first = chunk if first is None else first
-            groups.add(chunk.compress(), rows)
-            if groups.failed:
-                store.add(columns_of(chunk))
-            else:
+            rows += len(df)
+            if compressing:
+                groups.add(chunk.compress(), len(df))
+            if compressing and not groups.failed:
                 store.hold(chunk)  # (only if the compression fails later)
+            else:
+                store.add(columns_of(chunk, _constraint_values(df, constraint_columns)))
             lo, hi, n = min(lo, float(chunk.w.min())), max(hi, float(chunk.w.max())), n + chunk.n
-            bar.label = f"elcvx: {groups.rows:,} rows, file {bar.file} of {len(files)}"
+            bar.label = f"elcvx: {rows:,} rows, file {bar.file} of {len(files)}"
     except BaseException:
         store.close()
         raise
-    if groups.rows == 0:
+    if rows == 0:
         raise InvalidInputError(f"{path} has no data rows")
-    compressed = groups.sample()
+    compressed = groups.sample() if compressing else None
     if compressed is not None:
         store.close()
         engine = InMemoryChunks([columns_of(compressed)])
@@ -211,12 +244,13 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
             engine = FileChunks(files, root, names, chunk_size, options, store.chunks)
             how = f"read again from the files on each pass ({len(store.chunks):,} chunks)"
         else:
-            engine = store.engine(chunk_size, groups.rows, progress)
+            engine = store.engine(chunk_size, rows, progress)
             how = f"kept as {engine.n_chunks:,} chunks ({store.where})"
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
     notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
-             f"({groups.rows:,} rows), {how}",)
-    return LogScan(path=path, format=formats, n_rows=groups.rows, n=n, wmin=first.wmin,
+             f"({rows:,} rows), {how}",)
+    return LogScan(path=path, format=formats, n_rows=rows, n=n, wmin=first.wmin,
+                   constraint_columns=constraint_columns,
                    wmax=first.wmax, rmin=first.rmin, rmax=first.rmax, w_observed=(lo, hi),
                    sample=compressed,
                    columns=described, notes=notes, engine=engine)

@@ -145,9 +145,9 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
                                            cmin, cmax)
     path = str(path)
     groups = _Groups(int(max_pairs), path)
-    for chunk, rows, described, bar in _chunk_samples(files, root, names, chunk_size, options,
-                                                      progress):
-        groups.add(chunk.compress(), rows)
+    for chunk, df, described, bar in _chunk_samples(files, root, names, chunk_size, options,
+                                                    progress):
+        groups.add(chunk.compress(), len(df))
         bar.label = f"elcvx: {groups.rows:,} rows, file {bar.file} of {len(files)}"
     if groups.rows == 0:
         raise InvalidInputError(f"{path} has no data rows")
@@ -168,15 +168,15 @@ def _positive_int(name, value):
 
 
 def _resolve(path, format, weight, target_prob, logging_prob, reward, cost, count, wmin, wmax,
-             pmin, rmin, rmax, cmin, cmax):
-    """``(files, root, names, options)``: a chunked log's files, the columns to read and the
-    options of :func:`~elcvx.io.frames._sample_from_frame` (column names resolved on the first
+             pmin, rmin, rmax, cmin, cmax, extra=()):
+    """``(files, root, names, options)``: a chunked log's files, the columns to read (``extra``
+    ones too) and the options of :func:`~elcvx.io.frames._sample_from_frame` (column names resolved on the first
     file)."""
     files, root = _log_files(path, format)
     weight, target_prob, logging_prob, reward, cost = _resolve_columns(
         _columns_of(files, root), weight, target_prob, logging_prob, reward, cost)
-    names = list(dict.fromkeys(c for c in (weight, target_prob, logging_prob, reward, cost, count)
-                               if c is not None))
+    names = list(dict.fromkeys([c for c in (weight, target_prob, logging_prob, reward, cost, count)
+                                if c is not None] + list(extra)))
     options = dict(weight=weight, target_prob=target_prob, logging_prob=logging_prob,
                    reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin,
                    rmin=rmin, rmax=rmax, cmin=cmin, cmax=cmax)
@@ -184,9 +184,9 @@ def _resolve(path, format, weight, target_prob, logging_prob, reward, cost, coun
 
 
 def _chunk_samples(files, root, names, chunk_size, options, progress):
-    """``(sample, rows, described, bar)`` for each chunk of the files, in order: the chunk's
+    """``(sample, df, described, bar)`` for each chunk of the files, in order: the chunk's
     :class:`~elcvx.Sample` as :func:`read_log` builds one (its checks and messages, naming the
-    file and the row), while a progress bar (``bar``: its ``label`` is the caller's; ``file``
+    file and the row) and its DataFrame (rows numbered in their file), while a progress bar (``bar``: its ``label`` is the caller's; ``file``
     the number of the file being read) shows the bytes read."""
     pd = _pandas()
     size = _total_bytes(files)
@@ -201,8 +201,9 @@ def _chunk_samples(files, root, names, chunk_size, options, progress):
             df = batch.to_pandas()
             # Rows are numbered within their file, as read_table numbers them.
             df.index = pd.RangeIndex(first, first + len(df), name="row" if fmt == "parquet" else "line")
+            df.attrs["file"] = file
             chunk, described = _sample_from_frame(df, file, prefix=f"{file}: ", **options)
-            yield chunk, len(df), described, bar
+            yield chunk, df, described, bar
             bar.update(done_bytes)
     finally:
         bar.close()
