@@ -90,17 +90,44 @@ class ChunkedMoments(Moments):
 
 
 class InMemoryChunks:
-    """An engine over chunks held in a list (tests, and the stream engine's cache)."""
+    """An engine over chunks held in a list (tests, and the stream engine's cache);
+    ``progress``: draw each pass on stderr."""
 
-    def __init__(self, chunks):
+    def __init__(self, chunks, progress=False):
         self.chunks = list(chunks)
+        self.shown = Passes(sum(c.w.size for c in self.chunks), progress)
 
     @property
     def n_chunks(self) -> int:
         return len(self.chunks)
 
     def map_reduce(self, fn, merge):
-        return reduce_chunks(fn, merge, self.chunks)
+        return reduce_chunks(fn, merge, self.shown(self.chunks))
+
+
+class Passes:
+    """Counts an engine's passes and, when ``enabled``, draws each on stderr: ``elcvx: pass 7``
+    and the rows it has read."""
+
+    def __init__(self, rows, enabled):
+        self.rows, self.enabled, self.count = int(rows), bool(enabled), 0
+
+    def __call__(self, chunks):
+        from .io.progress import Progress
+
+        self.count += 1
+        if not self.enabled:
+            yield from chunks
+            return
+        bar = Progress(f"elcvx: pass {self.count}", self.rows, True, unit="rows")
+        done = 0
+        try:
+            for cols in chunks:
+                yield cols
+                done += cols.w.size
+                bar.update(done)
+        finally:
+            bar.close()
 
 
 def reduce_chunks(fn, merge, chunks):

@@ -207,3 +207,17 @@ def test_a_constraint_column_must_be_finite(tmp_path):
     _write(tmp_path / "logs", [df])
     with pytest.raises(InvalidInputError, match=r"part-0\.parquet: row 58: column 'g' is inf, not a finite number"):
         eio.scan_log(tmp_path / "logs", wmax=WMAX, constraint_columns="g")
+
+
+@pytest.mark.parametrize("cache", ["memory", "disk", "none"])
+def test_progress_of_the_passes(logs, capsys, cache):
+    folder, _ = logs
+    scan = eio.scan_log(folder, wmax=WMAX, max_pairs=10, cache=cache, chunk_size=1000, progress=True)
+    capsys.readouterr()
+    passes = elcvx.estimate(scan).work[0]
+    err = capsys.readouterr().err
+    assert f"elcvx: pass {passes} [" in err and "/4000 rows" in err  # (redrawn 10 times a second)
+    quiet = eio.scan_log(folder, wmax=WMAX, max_pairs=10, cache=cache, progress=False)
+    capsys.readouterr()
+    elcvx.estimate(quiet)
+    assert capsys.readouterr().err == ""

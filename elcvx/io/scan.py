@@ -17,10 +17,11 @@ import tempfile
 import numpy as np
 
 from .._oracles import add
-from .._rows import ChunkedMoments, Columns, InMemoryChunks, columns_of, reduce_chunks
+from .._rows import ChunkedMoments, Columns, InMemoryChunks, Passes, columns_of, reduce_chunks
 from ..errors import InvalidInputError
 from ..sample import RewardScale, weight_check_of
-from .progress import Progress
+from .progress import progress_enabled
+from .sources import _total_bytes
 from .frames import _column, _locator
 from .stream import _chunk_samples, _Groups, _positive_int, _resolve
 
@@ -234,6 +235,7 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     if rows == 0:
         raise InvalidInputError(f"{path} has no data rows")
     compressed = groups.sample() if compressing else None
+    show = progress_enabled(progress, _total_bytes(files))  # the passes' progress, as the read's
     if compressed is not None:
         store.close()
         engine = InMemoryChunks([columns_of(compressed)])
@@ -241,10 +243,11 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     else:
         store.release()
         if cache == "none":
-            engine = FileChunks(files, root, names, chunk_size, options, store.chunks)
+            engine = FileChunks(files, root, names, chunk_size, options, store.chunks,
+                                constraint_columns, rows, show)
             how = f"read again from the files on each pass ({len(store.chunks):,} chunks)"
         else:
-            engine = store.engine(chunk_size, rows, progress)
+            engine = store.engine(chunk_size, rows, show)
             how = f"kept as {engine.n_chunks:,} chunks ({store.where})"
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
     notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
@@ -309,7 +312,7 @@ class _Store:
         if self.where == "disk":
             self.file.flush()
             return SpillChunks(self.file, self.chunks, chunk_size, rows, progress)
-        return InMemoryChunks(self.chunks)
+        return InMemoryChunks(self.chunks, progress)
 
     def close(self):
         if self.file is not None:
@@ -322,10 +325,9 @@ class SpillChunks:
     chunk), read back chunk by chunk into the same buffers on every pass."""
 
     def __init__(self, file, layout, chunk_size, rows, progress):
-        self.file, self.layout, self.rows = file, layout, rows
+        self.file, self.layout = file, layout
         self.buffer = np.empty(3 * chunk_size)
-        self.passes = 0
-        self.progress = progress
+        self.shown = Passes(rows, progress)
 
     @property
     def n_chunks(self) -> int:
@@ -333,24 +335,15 @@ class SpillChunks:
 
     def _chunks(self):
         self.file.seek(0)
-        bar = Progress(f"elcvx: pass {self.passes}", self.rows, bool(self.progress), unit="rows")
-        done = 0
-        try:
-            for size, counted in self.layout:
-                k = size * (3 if counted else 2)
-                view = self.buffer[:k]
-                if self.file.readinto(memoryview(view).cast("B")) != view.nbytes:
-                    raise OSError("the scan's spill file is shorter than what was written to it")
-                yield Columns(view[:size], view[size:2 * size],
-                              view[2 * size:] if counted else None, np.empty((0, size)))
-                done += size
-                bar.update(done)
-        finally:
-            bar.close()
+        for size, counted in self.layout:
+            view = self.buffer[:size * (3 if counted else 2)]
+            if self.file.readinto(memoryview(view).cast("B")) != view.nbytes:
+                raise OSError("the scan's spill file is shorter than what was written to it")
+            yield Columns(view[:size], view[size:2 * size], view[2 * size:] if counted else None,
+                          np.empty((0, size)))
 
     def map_reduce(self, fn, merge):
-        self.passes += 1
-        return reduce_chunks(fn, merge, self._chunks())
+        return reduce_chunks(fn, merge, self.shown(self._chunks()))
 
     def __del__(self):
         try:
@@ -362,14 +355,17 @@ class SpillChunks:
 class FileChunks:
     """An engine that reads the files again (with their checks) on every pass."""
 
-    def __init__(self, files, root, names, chunk_size, options, layout):
+    def __init__(self, files, root, names, chunk_size, options, layout, constraint_columns, rows,
+                 progress):
         self.args = (files, root, names, chunk_size, options)
-        self.layout = layout
+        self.layout, self.constraint_columns = layout, constraint_columns
+        self.shown = Passes(rows, progress)
 
     @property
     def n_chunks(self) -> int:
         return len(self.layout)
 
     def map_reduce(self, fn, merge):
-        chunks = (columns_of(sample) for sample, *_ in _chunk_samples(*self.args, False))
-        return reduce_chunks(fn, merge, chunks)
+        chunks = (columns_of(sample, _constraint_values(df, self.constraint_columns))
+                  for sample, df, *_ in _chunk_samples(*self.args, False))
+        return reduce_chunks(fn, merge, self.shown(chunks))
