@@ -22,7 +22,8 @@ class Log:
     Attributes
     ----------
     sample : Sample
-        The weights, rewards (``-cost`` for costs), counts and bounds.
+        The weights, rewards (``-cost`` for costs), counts and bounds (on the command line, a
+        :class:`~elcvx.io.LogScan` for a log ``--engine stream`` keeps in chunks).
     path : str
         The file read (the folder or glob, for :func:`read_log_compressed`).
     format : str
