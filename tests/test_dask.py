@@ -1,0 +1,201 @@
+"""The Dask engine (elcvx.io._dask.DaskRows) on a real LocalCluster of two worker processes: its
+passes give the sums numpy gives on the same rows, and a bad value is named by file and row."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from elcvx.errors import InvalidInputError
+
+distributed = pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from elcvx.io import _dask  # noqa: E402  (needs the skips above)
+from elcvx.io._dask import DaskRows  # noqa: E402
+
+WMAX, RMIN, RMAX = 8.0, -1.0, 3.0
+OPTIONS = dict(weight="w", reward="r", count="n", wmax=WMAX, rmin=RMIN, rmax=RMAX)
+REL = 1e-12  # the sums differ from numpy's only by the order of additions
+
+
+@pytest.fixture(scope="module")
+def client():
+    # Starting two worker processes takes ~5 s of wall time (measured on a loaded 2-core
+    # machine): once for the module.
+    started = time.perf_counter()
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    # Not the default client: the test of a missing client needs there to be none.
+    c = distributed.Client(cluster, set_as_default=False)
+    print(f"LocalCluster started in {time.perf_counter() - started:.1f} s")
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _frame(n, seed):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"w": rng.uniform(0.0, WMAX, n), "r": rng.uniform(RMIN, RMAX, n),
+                         "n": rng.integers(1, 5, n).astype(float)})
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory):
+    """A log of three Parquet files (the second in row groups of 16), and its rows concatenated."""
+    folder = tmp_path_factory.mktemp("log")
+    parts = [_frame(40, 1), _frame(100, 2), _frame(25, 3)]
+    for i, df in enumerate(parts):
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False),
+                       folder / f"part-{i}.parquet", row_group_size=16)
+    return str(folder), pd.concat(parts, ignore_index=True)
+
+
+# -- per-chunk functions and merges (module level: they travel to the workers) -----------------
+
+def _sums(cols):
+    """sum c, sum c w, sum c w^2, sum c u, and the rows."""
+    c = np.ones_like(cols.w) if cols.c is None else cols.c
+    return np.array([c.sum(), c @ cols.w, c @ cols.w ** 2, c @ cols.u, cols.w.size])
+
+
+def _add(a, b):
+    return a + b
+
+
+def _moments(cols):
+    """``(N, mean, M2)`` of the weights with counts c: Chan et al.'s pairwise form."""
+    c = np.ones_like(cols.w) if cols.c is None else cols.c
+    n = c.sum()
+    mean = c @ cols.w / n
+    return n, mean, c @ (cols.w - mean) ** 2
+
+
+def _chan(a, b):
+    (na, ma, sa), (nb, mb, sb) = a, b
+    n = na + nb
+    d = mb - ma
+    return n, ma + d * nb / n, sa + sb + d * d * na * nb / n
+
+
+def _numpy_sums(df):
+    c, w = df["n"].to_numpy(), df["w"].to_numpy()
+    u = (df["r"].to_numpy() - RMIN) / (RMAX - RMIN)
+    return np.array([c.sum(), np.sum(c * w), np.sum(c * w * w), np.sum(c * u), len(df)])
+
+
+def _close(actual, desired):
+    np.testing.assert_allclose(actual, desired, rtol=REL, atol=0)
+
+
+# -- tests --------------------------------------------------------------------------------------
+
+def test_sums_over_files_equal_numpy(client, log):
+    path, whole = log
+    with DaskRows(path, OPTIONS, client) as rows:
+        assert (rows.n_rows, rows.n_chunks) == (165, 3)
+        _close(rows.map_reduce(_sums, _add), _numpy_sums(whole))
+
+
+def test_chan_mean_and_variance_equal_numpy(client, log):
+    path, whole = log
+    c, w = whole["n"].to_numpy(), whole["w"].to_numpy()
+    mean = np.average(w, weights=c)
+    var = np.average((w - mean) ** 2, weights=c)
+    with DaskRows(path, OPTIONS, client) as rows:
+        n, m, m2 = rows.map_reduce(_moments, _chan)
+    _close([n, m, m2 / n], [c.sum(), mean, var])
+
+
+def test_row_groups_cut_a_file_into_partitions(client, log, monkeypatch):
+    # Partitions are planned on the client: 40 rows a partition cuts the 2nd file (row groups
+    # of 16) into groups of 3, 3 and 1 row groups; rows are then numbered across them.
+    path, whole = log
+    monkeypatch.setattr(_dask, "PARTITION_ROWS", 40)
+    with DaskRows(path, OPTIONS, client) as rows:
+        assert rows.n_chunks == 5
+        _close(rows.map_reduce(_sums, _add), _numpy_sums(whole))
+
+
+def test_bad_value_names_file_and_row(client, tmp_path):
+    parts = [_frame(30, 4), _frame(30, 5)]
+    parts[1].loc[17, "w"] = -0.5  # row 18 of the second file (Parquet rows count from 1)
+    for i, df in enumerate(parts):
+        df.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    second = str(tmp_path / "part-1.parquet")
+    with pytest.raises(InvalidInputError) as info:
+        DaskRows(str(tmp_path / "*.parquet"), OPTIONS, client)
+    message = str(info.value)
+    assert message.startswith(f"{second}: row 18: weight (column 'w') = -0.5"), message
+
+
+def test_csv_text_value_names_the_line(client, tmp_path):
+    df = _frame(20, 6).astype(object)
+    df.loc[4, "r"] = "oops"  # line 6: the header is line 1
+    df.to_csv(tmp_path / "log.csv", index=False)
+    with pytest.raises(InvalidInputError, match=r"log\.csv: line 6: column 'r' is 'oops', not a number"):
+        DaskRows(str(tmp_path / "log.csv"), OPTIONS, client)
+
+
+def test_dask_dataframe_source(client, log):
+    _, whole = log
+    frame = dd.from_pandas(whole, npartitions=4)
+    with DaskRows(frame, OPTIONS, client) as rows:
+        assert (rows.n_rows, rows.n_chunks) == (165, 4)
+        _close(rows.map_reduce(_sums, _add), _numpy_sums(whole))
+
+
+def test_empty_partitions_are_dropped(client, log):
+    _, whole = log
+    frame = dd.from_pandas(whole, npartitions=4)
+    kept = whole[whole.index < 50]  # the first two partitions' rows (of 42 or 41 rows each)
+    with DaskRows(frame[frame.index.to_series() < 50], OPTIONS, client) as rows:
+        assert (rows.n_rows, rows.n_chunks) == (50, 2)
+        _close(rows.map_reduce(_sums, _add), _numpy_sums(kept))
+
+
+def test_dask_dataframe_bad_value_names_partition(client, log):
+    _, whole = log
+    bad = whole.copy()
+    bad.loc[130, "n"] = 0.0
+    frame = dd.from_pandas(bad, npartitions=4)
+    with pytest.raises(InvalidInputError, match=r"partition \d of the Dask DataFrame: row 130: "
+                                                r"count \(column 'n'\) = 0.0 must be > 0"):
+        DaskRows(frame, OPTIONS, client)
+
+
+def test_scheduler_address(client, log):
+    path, whole = log
+    rows = DaskRows(path, OPTIONS, client.scheduler.address)
+    try:
+        _close(rows.map_reduce(_sums, _add), _numpy_sums(whole))
+    finally:
+        rows.close()
+    assert rows._client.status == "closed"  # the engine's own client
+    assert client.status == "running"
+
+
+def test_missing_client_is_a_clear_error(log):
+    with pytest.raises(InvalidInputError, match="pass client=.*--scheduler"):
+        DaskRows(log[0], OPTIONS, None)
+
+
+def test_missing_column(client, log):
+    with pytest.raises(InvalidInputError, match="'cnt'"):
+        DaskRows(log[0], {**OPTIONS, "count": "cnt"}, client)
+
+
+def test_close_releases_the_partitions(client, log):
+    rows = DaskRows(log[0], OPTIONS, client)
+    keys = {f.key for f in rows._parts}
+    rows.close()
+    deadline = time.monotonic() + 10
+    while keys & set(client.who_has()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not keys & set(client.who_has())
