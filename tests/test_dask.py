@@ -3,7 +3,6 @@ passes give the sums numpy gives on the same rows, and a bad value is named by f
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -19,9 +18,9 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from elcvx.io import _dask  # noqa: E402  (needs the skips above)
 from elcvx.io._dask import DaskRows  # noqa: E402
+from chunk_sums import (OPTIONS, add, chan, frame, moments, numpy_moments, numpy_sums,  # noqa: E402
+                        sums)
 
-WMAX, RMIN, RMAX = 8.0, -1.0, 3.0
-OPTIONS = dict(weight="w", reward="r", count="n", wmax=WMAX, rmin=RMIN, rmax=RMAX)
 REL = 1e-12  # the sums differ from numpy's only by the order of additions
 
 
@@ -40,54 +39,15 @@ def client():
     cluster.close()
 
 
-def _frame(n, seed):
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame({"w": rng.uniform(0.0, WMAX, n), "r": rng.uniform(RMIN, RMAX, n),
-                         "n": rng.integers(1, 5, n).astype(float)})
-
-
 @pytest.fixture(scope="module")
 def log(tmp_path_factory):
     """A log of three Parquet files (the second in row groups of 16), and its rows concatenated."""
     folder = tmp_path_factory.mktemp("log")
-    parts = [_frame(40, 1), _frame(100, 2), _frame(25, 3)]
+    parts = [frame(40, 1), frame(100, 2), frame(25, 3)]
     for i, df in enumerate(parts):
         pq.write_table(pa.Table.from_pandas(df, preserve_index=False),
                        folder / f"part-{i}.parquet", row_group_size=16)
     return str(folder), pd.concat(parts, ignore_index=True)
-
-
-# -- per-chunk functions and merges (module level: they travel to the workers) -----------------
-
-def _sums(cols):
-    """sum c, sum c w, sum c w^2, sum c u, and the rows."""
-    c = np.ones_like(cols.w) if cols.c is None else cols.c
-    return np.array([c.sum(), c @ cols.w, c @ cols.w ** 2, c @ cols.u, cols.w.size])
-
-
-def _add(a, b):
-    return a + b
-
-
-def _moments(cols):
-    """``(N, mean, M2)`` of the weights with counts c: Chan et al.'s pairwise form."""
-    c = np.ones_like(cols.w) if cols.c is None else cols.c
-    n = c.sum()
-    mean = c @ cols.w / n
-    return n, mean, c @ (cols.w - mean) ** 2
-
-
-def _chan(a, b):
-    (na, ma, sa), (nb, mb, sb) = a, b
-    n = na + nb
-    d = mb - ma
-    return n, ma + d * nb / n, sa + sb + d * d * na * nb / n
-
-
-def _numpy_sums(df):
-    c, w = df["n"].to_numpy(), df["w"].to_numpy()
-    u = (df["r"].to_numpy() - RMIN) / (RMAX - RMIN)
-    return np.array([c.sum(), np.sum(c * w), np.sum(c * w * w), np.sum(c * u), len(df)])
 
 
 def _close(actual, desired):
@@ -100,17 +60,14 @@ def test_sums_over_files_equal_numpy(client, log):
     path, whole = log
     with DaskRows(path, OPTIONS, client) as rows:
         assert (rows.n_rows, rows.n_chunks) == (165, 3)
-        _close(rows.map_reduce(_sums, _add), _numpy_sums(whole))
+        _close(rows.map_reduce(sums, add), numpy_sums(whole))
 
 
 def test_chan_mean_and_variance_equal_numpy(client, log):
     path, whole = log
-    c, w = whole["n"].to_numpy(), whole["w"].to_numpy()
-    mean = np.average(w, weights=c)
-    var = np.average((w - mean) ** 2, weights=c)
     with DaskRows(path, OPTIONS, client) as rows:
-        n, m, m2 = rows.map_reduce(_moments, _chan)
-    _close([n, m, m2 / n], [c.sum(), mean, var])
+        n, m, m2 = rows.map_reduce(moments, chan)
+    _close([n, m, m2 / n], numpy_moments(whole))
 
 
 def test_row_groups_cut_a_file_into_partitions(client, log, monkeypatch):
@@ -120,11 +77,11 @@ def test_row_groups_cut_a_file_into_partitions(client, log, monkeypatch):
     monkeypatch.setattr(_dask, "PARTITION_ROWS", 40)
     with DaskRows(path, OPTIONS, client) as rows:
         assert rows.n_chunks == 5
-        _close(rows.map_reduce(_sums, _add), _numpy_sums(whole))
+        _close(rows.map_reduce(sums, add), numpy_sums(whole))
 
 
 def test_bad_value_names_file_and_row(client, tmp_path):
-    parts = [_frame(30, 4), _frame(30, 5)]
+    parts = [frame(30, 4), frame(30, 5)]
     parts[1].loc[17, "w"] = -0.5  # row 18 of the second file (Parquet rows count from 1)
     for i, df in enumerate(parts):
         df.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
@@ -136,7 +93,7 @@ def test_bad_value_names_file_and_row(client, tmp_path):
 
 
 def test_csv_text_value_names_the_line(client, tmp_path):
-    df = _frame(20, 6).astype(object)
+    df = frame(20, 6).astype(object)
     df.loc[4, "r"] = "oops"  # line 6: the header is line 1
     df.to_csv(tmp_path / "log.csv", index=False)
     with pytest.raises(InvalidInputError, match=r"log\.csv: line 6: column 'r' is 'oops', not a number"):
@@ -148,7 +105,7 @@ def test_dask_dataframe_source(client, log):
     frame = dd.from_pandas(whole, npartitions=4)
     with DaskRows(frame, OPTIONS, client) as rows:
         assert (rows.n_rows, rows.n_chunks) == (165, 4)
-        _close(rows.map_reduce(_sums, _add), _numpy_sums(whole))
+        _close(rows.map_reduce(sums, add), numpy_sums(whole))
 
 
 def test_empty_partitions_are_dropped(client, log):
@@ -157,7 +114,7 @@ def test_empty_partitions_are_dropped(client, log):
     kept = whole[whole.index < 50]  # the first two partitions' rows (of 42 or 41 rows each)
     with DaskRows(frame[frame.index.to_series() < 50], OPTIONS, client) as rows:
         assert (rows.n_rows, rows.n_chunks) == (50, 2)
-        _close(rows.map_reduce(_sums, _add), _numpy_sums(kept))
+        _close(rows.map_reduce(sums, add), numpy_sums(kept))
 
 
 def test_dask_dataframe_bad_value_names_partition(client, log):
@@ -174,7 +131,7 @@ def test_scheduler_address(client, log):
     path, whole = log
     rows = DaskRows(path, OPTIONS, client.scheduler.address)
     try:
-        _close(rows.map_reduce(_sums, _add), _numpy_sums(whole))
+        _close(rows.map_reduce(sums, add), numpy_sums(whole))
     finally:
         rows.close()
     assert rows._client.status == "closed"  # the engine's own client

@@ -176,7 +176,7 @@ class DaskRows:
 
     def _persist(self, source, fmt, options):
         dd = _require("dask.dataframe", "dask", "the Dask engine (engine='dask')")
-        delayed = _require("dask", "dask", "the Dask engine (engine='dask')").delayed
+        dask = _require("dask", "dask", "the Dask engine (engine='dask')")
         if isinstance(source, dd.DataFrame):
             frame, present = source, list(source.columns)
             sources = [f"partition {k} of the Dask DataFrame" for k in range(source.npartitions)]
@@ -187,19 +187,22 @@ class DaskRows:
                                              ("weight", "target_prob", "logging_prob", "reward", "cost")))
         options.update(zip(("weight", "target_prob", "logging_prob", "reward", "cost"), names))
         used = list(dict.fromkeys(c for c in names + (options["count"],) if c is not None))
+        shown = "the Dask DataFrame" if isinstance(source, dd.DataFrame) else files[0][0]
+        _no_duplicates(shown, present, used)
+        _missing_columns(shown, used, present)
         if isinstance(source, dd.DataFrame):
-            _no_duplicates("the Dask DataFrame", present, used)
-            _missing_columns("the Dask DataFrame", used, present)
             frame = frame[used]
             prefixes = [f"{s}: " for s in sources]
         else:
             pieces = _pieces(files, root)
             meta = _pandas().DataFrame({c: np.empty(0) for c in used})
-            frame = dd.from_map(_read_piece, pieces, args=(root, used), meta=meta,
-                                label="elcvx-read", enforce_metadata=False)
+            # As read: no conversion of text columns to Arrow strings (dask's default).
+            with dask.config.set({"dataframe.convert-string": False}):
+                frame = dd.from_map(_read_piece, pieces, args=(root, used), meta=meta,
+                                    label="elcvx-read", enforce_metadata=False)
             sources = [p[0] for p in pieces]
             prefixes = [f"{p[0]}: " for p in pieces]
-        converted = [delayed(_to_columns, pure=True)(part, s, p, options)
+        converted = [dask.delayed(_to_columns, pure=False)(part, s, p, options)
                      for part, s, p in zip(frame.to_delayed(), sources, prefixes)]
         futures = self._client.compute(converted)
         for f in futures:  # the first bad partition in the log's order, as the stream reader
