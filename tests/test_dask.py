@@ -156,3 +156,22 @@ def test_close_releases_the_partitions(client, log):
     while keys & set(client.who_has()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not keys & set(client.who_has())
+
+
+def test_summary_of_the_rows(client, log):
+    path, whole = log
+    with DaskRows(path, {**OPTIONS, "wmax": None, "pmin": 0.125}, client) as rows:
+        assert rows.n == whole["n"].sum()  # integers: exact in any order
+        assert rows.w_observed == (whole["w"].min(), whole["w"].max())
+        assert (rows.wmin, rows.wmax, rows.rmin, rows.rmax) == (0.0, 8.0, -1.0, 3.0)
+        assert rows.columns == {"w": "w", "r": "r", "counts": "n"}
+
+
+def _none_in_the_third_file(cols):
+    # A partial of None (a point outside an objective's domain) in one chunk only (25 rows).
+    return None if cols.w.size == 25 else cols.w.size
+
+
+def test_a_partial_of_none_ends_in_none(client, log):
+    with DaskRows(log[0], OPTIONS, client) as rows:
+        assert rows.map_reduce(_none_in_the_third_file, add) is None

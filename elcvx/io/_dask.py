@@ -16,9 +16,12 @@ value must name, and they parse CSV numbers differently from the other engines.
 
 from __future__ import annotations
 
+import operator
+from typing import NamedTuple
+
 import numpy as np
 
-from .._rows import Columns
+from .._rows import columns_of
 from ..errors import ElcvxError, InvalidInputError, _require
 from .columns import _missing_columns, _no_duplicates, _pandas
 from .frames import _resolve_columns, _sample_from_frame
@@ -107,17 +110,61 @@ def _read_piece(piece, root, names):
     return df
 
 
-def _to_columns(df, source, prefix, options):
-    """A partition's :class:`~elcvx._rows.Columns` (``None`` when it has no rows), checked as
-    :func:`~elcvx.io.read_log` checks a log: an error names ``prefix`` and the row."""
+def _convert(df, source, prefix, options):
+    """A partition's :class:`~elcvx._rows.Columns` and its :class:`_Summary` (``(None, None)``
+    when it has no rows), checked as :func:`~elcvx.io.read_log` checks a log: an error names
+    ``prefix`` and the row."""
     if len(df) == 0:
-        return None
-    sample, _ = _sample_from_frame(df, source, prefix=prefix, **options)
-    return Columns(sample.w, sample.u, sample.counts, np.empty((0, sample.n_rows)))
+        return None, None
+    sample, described = _sample_from_frame(df, source, prefix=prefix, **options)
+    cols = columns_of(sample)
+    return cols, _Summary(cols.w.size, sample.n, float(cols.w.min()), float(cols.w.max()),
+                          described, (sample.wmin, sample.wmax, sample.rmin, sample.rmax))
 
 
-def _rows_of(cols) -> int:
-    return 0 if cols is None else int(cols.w.size)
+class _Summary(NamedTuple):
+    """What the client learns of a partition: its rows, the sum of its counts, its smallest and
+    largest weight, how its columns were read and the bounds."""
+
+    rows: int
+    n: float
+    w_lo: float
+    w_hi: float
+    described: dict
+    bounds: tuple
+
+
+def _merged(merge, a, b):
+    # A pass ends in None when a chunk's partial is None (a point outside an objective's domain).
+    return None if a is None or b is None else merge(a, b)
+
+
+def _frame(source, fmt, options):
+    """The log as a Dask DataFrame of the columns it needs, and what each partition is called in
+    messages (a file, or a partition of the given DataFrame); ``options``' column names are
+    resolved in place."""
+    dd = _require("dask.dataframe", "dask", "the Dask engine (engine='dask')")
+    dask = _require("dask", "dask", "the Dask engine (engine='dask')")
+    given = isinstance(source, dd.DataFrame)
+    if given:
+        present, shown = list(source.columns), "the Dask DataFrame"
+    else:
+        files, root = _log_files(source, fmt)
+        present, shown = _columns_of(files, root), files[0][0]
+    keys = ("weight", "target_prob", "logging_prob", "reward", "cost")
+    options.update(zip(keys, _resolve_columns(present, *(options[k] for k in keys))))
+    used = list(dict.fromkeys(options[k] for k in keys + ("count",) if options[k] is not None))
+    _no_duplicates(shown, present, used)
+    _missing_columns(shown, used, present)
+    if given:
+        return source[used], [f"partition {k} of the Dask DataFrame" for k in range(source.npartitions)]
+    pieces = _pieces(files, root)
+    meta = _pandas().DataFrame({c: np.empty(0) for c in used})
+    # As read: no conversion of text columns to Arrow strings (dask's default).
+    with dask.config.set({"dataframe.convert-string": False}):
+        frame = dd.from_map(_read_piece, pieces, args=(root, used), meta=meta, label="elcvx-read",
+                            enforce_metadata=False)
+    return frame, [p[0] for p in pieces]
 
 
 class DaskRows:
@@ -145,6 +192,14 @@ class DaskRows:
         The partitions that hold rows.
     n_rows : int
         The rows of the log.
+    n : float
+        The sum of their counts.
+    w_observed : tuple
+        The smallest and largest weight in the log.
+    wmin, wmax, rmin, rmax : float
+        The bounds, as :func:`~elcvx.io.read_log` sets them.
+    columns : dict
+        How each quantity was read, as :attr:`~elcvx.io.Log.columns`.
 
     Raises
     ------
@@ -168,67 +223,50 @@ class DaskRows:
             options["wmin"] = 0.0
         self._client, self._owned = _connect(client)
         try:
-            self._parts, self.n_rows = self._persist(source, fmt, options)
+            self._parts, summaries = self._persist(source, fmt, options)
         except BaseException:
             self.close()
             raise
         self.n_chunks = len(self._parts)
+        self.n_rows = sum(s.rows for s in summaries)
+        self.n = float(sum(s.n for s in summaries))
+        self.w_observed = (min(s.w_lo for s in summaries), max(s.w_hi for s in summaries))
+        self.columns = summaries[0].described
+        self.wmin, self.wmax, self.rmin, self.rmax = summaries[0].bounds
 
     def _persist(self, source, fmt, options):
-        dd = _require("dask.dataframe", "dask", "the Dask engine (engine='dask')")
         dask = _require("dask", "dask", "the Dask engine (engine='dask')")
-        if isinstance(source, dd.DataFrame):
-            frame, present = source, list(source.columns)
-            sources = [f"partition {k} of the Dask DataFrame" for k in range(source.npartitions)]
-        else:
-            files, root = _log_files(source, fmt)
-            present = _columns_of(files, root)
-        names = _resolve_columns(present, *(options[k] for k in
-                                             ("weight", "target_prob", "logging_prob", "reward", "cost")))
-        options.update(zip(("weight", "target_prob", "logging_prob", "reward", "cost"), names))
-        used = list(dict.fromkeys(c for c in names + (options["count"],) if c is not None))
-        shown = "the Dask DataFrame" if isinstance(source, dd.DataFrame) else files[0][0]
-        _no_duplicates(shown, present, used)
-        _missing_columns(shown, used, present)
-        if isinstance(source, dd.DataFrame):
-            frame = frame[used]
-            prefixes = [f"{s}: " for s in sources]
-        else:
-            pieces = _pieces(files, root)
-            meta = _pandas().DataFrame({c: np.empty(0) for c in used})
-            # As read: no conversion of text columns to Arrow strings (dask's default).
-            with dask.config.set({"dataframe.convert-string": False}):
-                frame = dd.from_map(_read_piece, pieces, args=(root, used), meta=meta,
-                                    label="elcvx-read", enforce_metadata=False)
-            sources = [p[0] for p in pieces]
-            prefixes = [f"{p[0]}: " for p in pieces]
-        converted = [dask.delayed(_to_columns, pure=False)(part, s, p, options)
-                     for part, s, p in zip(frame.to_delayed(), sources, prefixes)]
-        futures = self._client.compute(converted)
-        for f in futures:  # the first bad partition in the log's order, as the stream reader
+        frame, sources = _frame(source, fmt, options)
+        converted = [dask.delayed(_convert, pure=False)(part, s, f"{s}: ", options)
+                     for part, s in zip(frame.to_delayed(), sources)]
+        pairs = self._client.compute(converted)
+        for f in pairs:  # the first bad partition in the log's order, as the stream reader
             exc = f.exception()  # waits for f
             if exc is not None:
-                self._client.cancel(futures)
+                self._client.cancel(pairs)
                 if isinstance(exc, ElcvxError):
                     raise exc.with_traceback(None) from None
                 raise exc
-        rows = self._client.gather(self._client.map(_rows_of, futures, pure=False))
-        kept = [f for f, n in zip(futures, rows) if n]
-        self._client.cancel([f for f, n in zip(futures, rows) if not n])
+        summaries = self._client.gather(self._client.map(operator.itemgetter(1), pairs, pure=False))
+        kept = [f for f, s in zip(pairs, summaries) if s is not None]
+        summaries = [s for s in summaries if s is not None]
         if not kept:
-            shown = "the Dask DataFrame" if isinstance(source, dd.DataFrame) else str(source)
+            shown = source if isinstance(source, str) else "the Dask DataFrame"
             raise InvalidInputError(f"{shown} has no rows: at least one example is needed")
-        return kept, int(sum(rows))
+        # The pairs' futures go with this frame; the Columns stay, held by these.
+        return self._client.map(operator.itemgetter(0), kept, pure=False), summaries
 
     def map_reduce(self, fn, merge):
         """``functools.reduce(merge, [fn(cols) for cols in chunks])`` over the log's chunks: ``fn``
         runs on each partition where it is kept, ``merge`` on pairs of results in a tree (in the
         partitions' order), and only the final result is sent to the client. ``fn`` and ``merge``
-        must pickle (module-level functions, or ``functools.partial`` of them)."""
+        must pickle (module-level functions, or ``functools.partial`` of them). A partial of
+        ``None`` makes the result ``None`` (as :func:`elcvx._rows.reduce_chunks`)."""
         client = self._client
         level = client.map(fn, self._parts, pure=False)
         while len(level) > 1:
-            merged = [client.submit(merge, a, b, pure=False) for a, b in zip(level[::2], level[1::2])]
+            merged = [client.submit(_merged, merge, a, b, pure=False)
+                      for a, b in zip(level[::2], level[1::2])]
             level = merged + level[len(merged) * 2:]
         return level[0].result()
 
