@@ -1,5 +1,6 @@
 """Per-chunk sums and their merges, the passes the out-of-core engines are tested with
-(tests/test_dask.py, tests/test_spark.py), and the same numbers from numpy on the rows.
+(tests/test_dask.py, tests/test_spark.py), and the same numbers from numpy on the rows. The
+per-chunk functions read ``w``, ``u`` and ``c``, which a chunk's Columns and a Sample both have.
 
 Module level, so that they travel to the workers of a cluster (by reference to this module).
 The test log's columns: ``w`` in ``[0, WMAX]``, ``r`` in ``[RMIN, RMAX]`` and counts ``n``.
@@ -21,6 +22,14 @@ def frame(n, seed):
     rng = np.random.default_rng(seed)
     return pd.DataFrame({"w": rng.uniform(0.0, WMAX, n), "r": rng.uniform(RMIN, RMAX, n),
                          "n": rng.integers(1, 5, n).astype(float)})
+
+
+def to_sample(chunk):
+    """The :class:`~elcvx.Sample` of a pandas chunk of the test log (checked as any sample)."""
+    from elcvx import Sample
+
+    return Sample(chunk["w"].to_numpy(), chunk["r"].to_numpy(), counts=chunk["n"].to_numpy(),
+                  wmax=WMAX, rmin=RMIN, rmax=RMAX)
 
 
 def sums(cols):
