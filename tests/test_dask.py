@@ -3,12 +3,17 @@ passes give the sums numpy gives on the same rows, and a bad value is named by f
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
 import pytest
 
+import elcvx
+from elcvx import Sample
+from elcvx import io as eio
 from elcvx.errors import InvalidInputError
+from elcvx.testing import assert_agree
 
 distributed = pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
@@ -20,8 +25,12 @@ from elcvx.io import _dask  # noqa: E402  (needs the skips above)
 from elcvx.io._dask import DaskRows  # noqa: E402
 from chunk_sums import (OPTIONS, add, chan, frame, moments, numpy_moments, numpy_sums,  # noqa: E402
                         sums)
+from test_scan import _assert_same_numbers as same_numbers  # noqa: E402
+from test_scan import _log as scan_frame  # noqa: E402  (continuous weights, ties in rewards)
 
 REL = 1e-12  # the sums differ from numpy's only by the order of additions
+TOL = 1e-10  # the issue's: the engines agree to 1e-10 on the same data
+SCAN_WMAX = 25.0  # test_scan's logs' weights are at most this
 
 
 @pytest.fixture(scope="module")
@@ -175,3 +184,62 @@ def _none_in_the_third_file(cols):
 def test_a_partial_of_none_ends_in_none(client, log):
     with DaskRows(log[0], OPTIONS, client) as rows:
         assert rows.map_reduce(_none_in_the_third_file, add) is None
+
+
+# -- estimate, interval and profile through scan_log(engine="dask") ---------------------------
+
+@pytest.fixture(scope="module")
+def scanned(tmp_path_factory):
+    """Three Parquet files of a log with counts ``c`` and a control-variate column ``g``; and the
+    same rows as a Sample in memory, with the constraint on them."""
+    folder = tmp_path_factory.mktemp("scan")
+    parts = []
+    for seed in (21, 22, 23):
+        df = scan_frame(1200, seed, counts=True)
+        df["g"] = df["w"] * np.random.default_rng(seed).random(len(df))
+        parts.append(df)
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False),
+                       folder / f"part-{seed}.parquet", row_group_size=500)
+    whole = pd.concat(parts, ignore_index=True)
+    rows = Sample(whole["w"], whole["r"], counts=whole["c"], wmax=SCAN_WMAX)
+    on_rows = elcvx.MomentConstraint(whole["g"], 0.45, atom_range=(0.0, SCAN_WMAX), name="g")
+    return str(folder), rows, on_rows
+
+
+def test_scan_equals_the_rows_in_memory(client, scanned):
+    folder, rows, _ = scanned
+    scan = eio.scan_log(folder, wmax=SCAN_WMAX, count="c", engine="dask", client=client)
+    assert (scan.n_rows, scan.n, scan.compressed) == (rows.n_rows, rows.n, None)
+    assert scan.w_observed == (rows.w.min(), rows.w.max())
+    assert "kept as 3 partitions on the Dask cluster" in scan.notes[0]
+    same_numbers(scan, rows)  # estimate, interval and profile to 1e-10, as for the stream engine
+
+
+def test_scan_with_a_moment_constraint(client, scanned):
+    folder, rows, on_rows = scanned
+    scan = eio.scan_log(folder, wmax=SCAN_WMAX, count="c", constraint_columns=["g"],
+                        engine="dask", client=client)
+    by_name = elcvx.MomentConstraint("g", 0.45, atom_range=(0.0, SCAN_WMAX))
+    checks = [(elcvx.estimate, (), ("value", "loglik", "lambdas")),
+              (elcvx.interval, (), ("low", "high")),
+              (elcvx.profile, ([0.2, 0.25],), ("statistic",))]
+    for run, args, fields in checks:
+        want = run(rows, *args, constraints=on_rows)
+        got = run(scan, *args, constraints=by_name)
+        for f in fields:
+            assert_agree(getattr(got, f), getattr(want, f), tol=TOL, what=f"{run.__name__}: {f}")
+    moved = elcvx.estimate(scan, constraints=by_name).value - elcvx.estimate(rows).value
+    assert abs(moved) > 1e-3  # the constraint moves the estimate (by 2.6e-3): it was applied
+
+
+def test_scan_cross_check_can_fail(client, scanned, tmp_path):
+    # One reward in the third file moved by 0.1 moves the estimate by more than the tolerance:
+    # the comparisons above are not vacuous.
+    folder, rows, _ = scanned
+    df = pq.read_table(os.path.join(folder, "part-23.parquet")).to_pandas()
+    df.loc[7, "r"] = 0.9 if df.loc[7, "r"] < 0.5 else 0.1
+    for name in ("part-21.parquet", "part-22.parquet"):
+        pq.write_table(pq.read_table(os.path.join(folder, name)), tmp_path / name)
+    df.to_parquet(tmp_path / "part-23.parquet", index=False)
+    scan = eio.scan_log(str(tmp_path), wmax=SCAN_WMAX, count="c", engine="dask", client=client)
+    assert abs(elcvx.estimate(scan).value - elcvx.estimate(rows).value) > 1e3 * TOL

@@ -25,8 +25,10 @@ from .._rows import columns_of
 from ..errors import ElcvxError, InvalidInputError, _require
 from .columns import _missing_columns, _no_duplicates, _pandas
 from .frames import _resolve_columns, _sample_from_frame
+from .progress import Progress, progress_enabled
+from .scan import LogScan, _constraint_values
 from .sources import (_columns_of, _csv_batches, _log_files, _parquet_batches,
-                      _parquet_dataset)
+                      _parquet_dataset, _total_bytes)
 
 #: A Parquet file is cut into partitions of whole row groups holding about this many rows.
 PARTITION_ROWS = 1 << 22
@@ -110,14 +112,15 @@ def _read_piece(piece, root, names):
     return df
 
 
-def _convert(df, source, prefix, options):
-    """A partition's :class:`~elcvx._rows.Columns` and its :class:`_Summary` (``(None, None)``
-    when it has no rows), checked as :func:`~elcvx.io.read_log` checks a log: an error names
-    ``prefix`` and the row."""
+def _convert(df, source, options, extra):
+    """A partition's :class:`~elcvx._rows.Columns` (with the constraint columns ``extra`` as its
+    ``G``) and its :class:`_Summary`; ``(None, None)`` when it has no rows. Checked as
+    :func:`~elcvx.io.scan_log` checks a chunk: an error names ``source`` and the row."""
     if len(df) == 0:
         return None, None
-    sample, described = _sample_from_frame(df, source, prefix=prefix, **options)
-    cols = columns_of(sample)
+    sample, described = _sample_from_frame(df, source, prefix=f"{source}: ", **options)
+    df.attrs["file"] = source
+    cols = columns_of(sample, _constraint_values(df, extra))
     return cols, _Summary(cols.w.size, sample.n, float(cols.w.min()), float(cols.w.max()),
                           described, (sample.wmin, sample.wmax, sample.rmin, sample.rmax))
 
@@ -134,12 +137,25 @@ class _Summary(NamedTuple):
     bounds: tuple
 
 
+def _is_dask_frame(source) -> bool:
+    dd = _require("dask.dataframe", "dask", "the Dask engine (engine='dask')")
+    return isinstance(source, dd.DataFrame)
+
+
 def _merged(merge, a, b):
     # A pass ends in None when a chunk's partial is None (a point outside an objective's domain).
     return None if a is None or b is None else merge(a, b)
 
 
-def _frame(source, fmt, options):
+class LogFiles(NamedTuple):
+    """A log's files as :func:`~elcvx.io.sources._log_files` resolves them: ``(path, format)``
+    pairs, and the dataset folder whose ``key=value`` subfolders are columns (or None)."""
+
+    files: list
+    root: str | None
+
+
+def _frame(source, options, extra):
     """The log as a Dask DataFrame of the columns it needs, and what each partition is called in
     messages (a file, or a partition of the given DataFrame); ``options``' column names are
     resolved in place."""
@@ -149,11 +165,12 @@ def _frame(source, fmt, options):
     if given:
         present, shown = list(source.columns), "the Dask DataFrame"
     else:
-        files, root = _log_files(source, fmt)
+        files, root = source
         present, shown = _columns_of(files, root), files[0][0]
     keys = ("weight", "target_prob", "logging_prob", "reward", "cost")
     options.update(zip(keys, _resolve_columns(present, *(options[k] for k in keys))))
-    used = list(dict.fromkeys(options[k] for k in keys + ("count",) if options[k] is not None))
+    used = list(dict.fromkeys([options[k] for k in keys + ("count",) if options[k] is not None]
+                              + list(extra)))
     _no_duplicates(shown, present, used)
     _missing_columns(shown, used, present)
     if given:
@@ -173,9 +190,9 @@ class DaskRows:
 
     Parameters
     ----------
-    source : str, PathLike or dask.dataframe.DataFrame
+    source : str, PathLike, LogFiles or dask.dataframe.DataFrame
         A Parquet or CSV/TSV file, a folder of them or a glob (as :func:`read_log_compressed`
-        takes), or a Dask DataFrame with the log's columns.
+        takes; or its files, resolved), or a Dask DataFrame with the log's columns.
     options : dict
         The column names and bounds of :func:`~elcvx.io.sample_from_dataframe` (``weight``,
         ``target_prob``, ``logging_prob``, ``reward``, ``cost``, ``count``, ``wmin``, ``wmax``,
@@ -185,6 +202,11 @@ class DaskRows:
     client : distributed.Client, str or None
         The cluster: a client, a scheduler's address (a client is then connected, and closed by
         :meth:`close`), or ``None`` for the current client (``distributed.get_client()``).
+    constraint_columns : sequence of str
+        Columns read as the moment constraints' ``G`` (as :func:`~elcvx.io.scan_log`'s).
+    progress : bool, optional
+        Draw the partitions converted on stderr; default when stderr is a terminal and the
+        files hold more than 50 MB.
 
     Attributes
     ----------
@@ -200,6 +222,7 @@ class DaskRows:
         The bounds, as :func:`~elcvx.io.read_log` sets them.
     columns : dict
         How each quantity was read, as :attr:`~elcvx.io.Log.columns`.
+    constraint_columns : tuple of str
 
     Raises
     ------
@@ -211,7 +234,7 @@ class DaskRows:
         ``distributed`` is not installed (the ``dask`` extra).
     """
 
-    def __init__(self, source, options, client=None):
+    def __init__(self, source, options, client=None, *, constraint_columns=(), progress=None):
         options = dict(options)
         fmt = options.pop("format", None)
         unknown = set(options) - set(_OPTIONS)
@@ -221,9 +244,12 @@ class DaskRows:
         options = {k: options.get(k) for k in _OPTIONS}
         if options["wmin"] is None:
             options["wmin"] = 0.0
+        if not isinstance(source, LogFiles) and not _is_dask_frame(source):
+            source = LogFiles(*_log_files(source, fmt))
+        self.constraint_columns = tuple(constraint_columns)
         self._client, self._owned = _connect(client)
         try:
-            self._parts, summaries = self._persist(source, fmt, options)
+            self._parts, summaries = self._persist(source, options, progress)
         except BaseException:
             self.close()
             raise
@@ -234,24 +260,36 @@ class DaskRows:
         self.columns = summaries[0].described
         self.wmin, self.wmax, self.rmin, self.rmax = summaries[0].bounds
 
-    def _persist(self, source, fmt, options):
+    @property
+    def address(self) -> str:
+        """The scheduler's address."""
+        return self._client.scheduler.address
+
+    def _persist(self, source, options, progress):
         dask = _require("dask", "dask", "the Dask engine (engine='dask')")
-        frame, sources = _frame(source, fmt, options)
-        converted = [dask.delayed(_convert, pure=False)(part, s, f"{s}: ", options)
+        frame, sources = _frame(source, options, self.constraint_columns)
+        converted = [dask.delayed(_convert, pure=False)(part, s, options, self.constraint_columns)
                      for part, s in zip(frame.to_delayed(), sources)]
         pairs = self._client.compute(converted)
-        for f in pairs:  # the first bad partition in the log's order, as the stream reader
-            exc = f.exception()  # waits for f
-            if exc is not None:
-                self._client.cancel(pairs)
-                if isinstance(exc, ElcvxError):
-                    raise exc.with_traceback(None) from None
-                raise exc
+        size = _total_bytes(source.files) if isinstance(source, LogFiles) else 0
+        bar = Progress("elcvx: reading on the cluster", len(pairs),
+                       progress_enabled(progress, size), unit="partitions")
+        try:
+            for done, f in enumerate(pairs, 1):  # the first bad partition in the log's order
+                exc = f.exception()  # waits for f
+                if exc is not None:
+                    self._client.cancel(pairs)
+                    if isinstance(exc, ElcvxError):
+                        raise exc.with_traceback(None) from None
+                    raise exc
+                bar.update(done)
+        finally:
+            bar.close()
         summaries = self._client.gather(self._client.map(operator.itemgetter(1), pairs, pure=False))
         kept = [f for f, s in zip(pairs, summaries) if s is not None]
         summaries = [s for s in summaries if s is not None]
         if not kept:
-            shown = source if isinstance(source, str) else "the Dask DataFrame"
+            shown = "the Dask DataFrame" if _is_dask_frame(source) else "the log"
             raise InvalidInputError(f"{shown} has no rows: at least one example is needed")
         # The pairs' futures go with this frame; the Columns stay, held by these.
         return self._client.map(operator.itemgetter(0), kept, pure=False), summaries
@@ -286,3 +324,18 @@ class DaskRows:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def dask_scan(path, files, root, options, constraint_columns=(), *, client=None, progress=None):
+    """:func:`~elcvx.io.scan_log` with ``engine="dask"``: the files' rows converted and kept on a
+    Dask cluster's workers (:class:`DaskRows`), in a :class:`~elcvx.io.scan.LogScan`."""
+    rows = DaskRows(LogFiles(files, root), options, client, constraint_columns=constraint_columns,
+                    progress=progress)
+    formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
+    notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
+             f"({rows.n_rows:,} rows), kept as {rows.n_chunks:,} partitions on the Dask cluster "
+             f"at {rows.address}",)
+    return LogScan(path=path, format=formats, n_rows=rows.n_rows, n=rows.n, wmin=rows.wmin,
+                   wmax=rows.wmax, rmin=rows.rmin, rmax=rows.rmax, w_observed=rows.w_observed,
+                   sample=None, columns=rows.columns, notes=notes, engine=rows,
+                   constraint_columns=constraint_columns)

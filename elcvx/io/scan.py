@@ -209,7 +209,8 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     if engine == "dask":  # (the dask extra) the partitions stay on the cluster's workers
         from ._dask import dask_scan
 
-        return dask_scan(path, files, options, client=client, progress=progress)
+        return dask_scan(path, files, root, options, constraint_columns, client=client,
+                         progress=progress)
     groups = _Groups(max_pairs, path, strict=False)
     # (Constraints' columns are not part of the (w, r) compression: a log with them stays in chunks.)
     compressing = not constraint_columns
