@@ -3,7 +3,9 @@ passes give the sums numpy gives on the same rows, and a bad value is named by f
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import time
 
 import numpy as np
@@ -12,10 +14,12 @@ import pytest
 import elcvx
 from elcvx import Sample
 from elcvx import io as eio
+from elcvx.cli import main
 from elcvx.errors import InvalidInputError
 from elcvx.testing import assert_agree
 
 distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -39,7 +43,7 @@ def client():
     # machine): once for the module.
     started = time.perf_counter()
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     # Not the default client: the test of a missing client needs there to be none.
     c = distributed.Client(cluster, set_as_default=False)
     print(f"LocalCluster started in {time.perf_counter() - started:.1f} s")
@@ -105,7 +109,8 @@ def test_csv_text_value_names_the_line(client, tmp_path):
     df = frame(20, 6).astype(object)
     df.loc[4, "r"] = "oops"  # line 6: the header is line 1
     df.to_csv(tmp_path / "log.csv", index=False)
-    with pytest.raises(InvalidInputError, match=r"log\.csv: line 6: column 'r' is 'oops', not a number"):
+    with pytest.raises(InvalidInputError,
+                       match=r"log\.csv: line 6: column 'r' is 'oops', not a number"):
         DaskRows(str(tmp_path / "log.csv"), OPTIONS, client)
 
 
@@ -243,3 +248,71 @@ def test_scan_cross_check_can_fail(client, scanned, tmp_path):
     df.to_parquet(tmp_path / "part-23.parquet", index=False)
     scan = eio.scan_log(str(tmp_path), wmax=SCAN_WMAX, count="c", engine="dask", client=client)
     assert abs(elcvx.estimate(scan).value - elcvx.estimate(rows).value) > 1e3 * TOL
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+def _json(capsys, argv):
+    assert main(argv + ["--format", "json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def _assert_same_json(got, want, where="report"):
+    """Equal, numbers to TOL relative (their last digits depend on the order of the sums)."""
+    if isinstance(want, dict):
+        assert got.keys() == want.keys(), where
+        for k in want:
+            _assert_same_json(got[k], want[k], f"{where}.{k}")
+    elif isinstance(want, list):
+        assert len(got) == len(want), where
+        for i, (a, b) in enumerate(zip(got, want)):
+            _assert_same_json(a, b, f"{where}[{i}]")
+    elif isinstance(want, float) and not isinstance(got, bool):
+        assert_agree(got, want, tol=TOL, what=where)
+    else:
+        assert got == want, where
+
+
+@pytest.fixture(scope="module")
+def one_file(scanned):
+    folder, _, _ = scanned
+    return os.path.join(folder, "part-22.parquet")
+
+
+def test_cli_dask_equals_memory(client, one_file, capsys):
+    argv = ["evaluate", one_file, "--wmax", "25", "--count-col", "c"]
+    want = _json(capsys, argv + ["--engine", "memory"])
+    got = _json(capsys, argv + ["--engine", "dask", "--scheduler", client.scheduler.address])
+    # The baselines need the rows in memory: on a log kept in chunks their rows are empty and a
+    # note says so, as with --engine stream (the Dask engine does not compress the log).
+    assert [r["method"] for r in got["results"]] == [r["method"] for r in want["results"]]
+    assert all(r["estimate"] is r["low"] is r["high"] is None for r in got["results"][1:])
+    assert re.fullmatch(r"read in chunks from 1 file \(1,200 rows\), kept as 1 partition on the "
+                        r"Dask cluster at tcp://\S+", got["notes"][0])
+    assert "not computed on a log kept in chunks" in got["notes"][1]
+    assert want["notes"] == [] and len(got["notes"]) == 2
+    for report in (got, want):
+        del report["results"][1:], report["notes"]
+    _assert_same_json(got, want)
+
+
+def test_cli_dask_starts_and_closes_its_own_cluster(one_file, capsys):
+    argv = ["evaluate", one_file, "--wmax", "25", "--count-col", "c"]
+    got, want = _json(capsys, argv + ["--engine", "dask"]), _json(capsys, argv)
+    _assert_same_json(got["results"][0], want["results"][0])
+    address = re.search(r"at (tcp://\S+)", got["notes"][0]).group(1)
+    with pytest.raises(OSError):  # the run's cluster is gone
+        distributed.Client(address, timeout="2s")
+
+
+def test_cli_scheduler_needs_the_dask_engine(one_file, capsys):
+    assert main(["evaluate", one_file, "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "--scheduler applies to --engine dask only" in capsys.readouterr().err
+
+
+def test_cli_unreachable_scheduler(one_file, capsys):
+    argv = ["evaluate", one_file, "--wmax", "25", "--engine", "dask", "--scheduler",
+            "tcp://127.0.0.1:1"]
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        assert main(argv) == 2
+    assert "cannot connect to the Dask scheduler at 'tcp://127.0.0.1:1'" in capsys.readouterr().err

@@ -16,12 +16,14 @@ value must name, and they parse CSV numbers differently from the other engines.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from typing import NamedTuple
 
 import numpy as np
 
 from .._rows import columns_of
+from .._validation import plural
 from ..errors import ElcvxError, InvalidInputError, _require
 from .columns import _missing_columns, _no_duplicates, _pandas
 from .frames import _resolve_columns, _sample_from_frame
@@ -38,6 +40,18 @@ _OPTIONS = ("weight", "target_prob", "logging_prob", "reward", "cost", "count", 
 
 def _distributed():
     return _require("distributed", "dask", "the Dask engine (engine='dask')")
+
+
+@contextlib.contextmanager
+def local_client(n_workers: int):
+    """A client of a cluster of ``n_workers`` worker processes (one thread each) on this machine,
+    for one run: both are closed on exit."""
+    distributed = _distributed()
+    # (":0": the scheduler's HTTP server on a free port, not 8787, which another may hold.)
+    with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:
+        with distributed.Client(cluster, set_as_default=False) as client:
+            yield client
 
 
 def _connect(client):
@@ -174,7 +188,8 @@ def _frame(source, options, extra):
     _no_duplicates(shown, present, used)
     _missing_columns(shown, used, present)
     if given:
-        return source[used], [f"partition {k} of the Dask DataFrame" for k in range(source.npartitions)]
+        return source[used], [f"partition {k} of the Dask DataFrame"
+                              for k in range(source.npartitions)]
     pieces = _pieces(files, root)
     meta = _pandas().DataFrame({c: np.empty(0) for c in used})
     # As read: no conversion of text columns to Arrow strings (dask's default).
@@ -333,7 +348,7 @@ def dask_scan(path, files, root, options, constraint_columns=(), *, client=None,
                     progress=progress)
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
     notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
-             f"({rows.n_rows:,} rows), kept as {rows.n_chunks:,} partitions on the Dask cluster "
+             f"({rows.n_rows:,} rows), kept as {plural(rows.n_chunks, 'partition')} on the Dask cluster "
              f"at {rows.address}",)
     return LogScan(path=path, format=formats, n_rows=rows.n_rows, n=rows.n, wmin=rows.wmin,
                    wmax=rows.wmax, rmin=rows.rmin, rmax=rows.rmax, w_observed=rows.w_observed,
