@@ -316,3 +316,12 @@ def test_cli_unreachable_scheduler(one_file, capsys):
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
         assert main(argv) == 2
     assert "cannot connect to the Dask scheduler at 'tcp://127.0.0.1:1'" in capsys.readouterr().err
+
+
+def test_progress_of_the_read_and_the_passes(client, log, capsys):
+    with DaskRows(log[0], OPTIONS, client, progress=True) as rows:
+        assert "elcvx: reading on the cluster" in capsys.readouterr().err
+        rows.map_reduce(sums, add)
+        rows.map_reduce(sums, add)
+        assert rows.passes == 2
+        assert "elcvx: pass 2 on the cluster" in capsys.readouterr().err

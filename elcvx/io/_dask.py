@@ -220,8 +220,8 @@ class DaskRows:
     constraint_columns : sequence of str
         Columns read as the moment constraints' ``G`` (as :func:`~elcvx.io.scan_log`'s).
     progress : bool, optional
-        Draw the partitions converted on stderr; default when stderr is a terminal and the
-        files hold more than 50 MB.
+        Draw the partitions converted, then each pass, on stderr; default when stderr is a
+        terminal and the files hold more than 50 MB.
 
     Attributes
     ----------
@@ -238,6 +238,8 @@ class DaskRows:
     columns : dict
         How each quantity was read, as :attr:`~elcvx.io.Log.columns`.
     constraint_columns : tuple of str
+    passes : int
+        The passes run (:meth:`map_reduce` calls).
 
     Raises
     ------
@@ -264,11 +266,13 @@ class DaskRows:
         self.constraint_columns = tuple(constraint_columns)
         self._client, self._owned = _connect(client)
         try:
-            self._parts, summaries = self._persist(source, options, progress)
+            size = _total_bytes(source.files) if isinstance(source, LogFiles) else 0
+            self._show = progress_enabled(progress, size)
+            self._parts, summaries = self._persist(source, options)
         except BaseException:
             self.close()
             raise
-        self.n_chunks = len(self._parts)
+        self.n_chunks, self.passes = len(self._parts), 0
         self.n_rows = sum(s.rows for s in summaries)
         self.n = float(sum(s.n for s in summaries))
         self.w_observed = (min(s.w_lo for s in summaries), max(s.w_hi for s in summaries))
@@ -280,15 +284,13 @@ class DaskRows:
         """The scheduler's address."""
         return self._client.scheduler.address
 
-    def _persist(self, source, options, progress):
+    def _persist(self, source, options):
         dask = _require("dask", "dask", "the Dask engine (engine='dask')")
         frame, sources = _frame(source, options, self.constraint_columns)
         converted = [dask.delayed(_convert, pure=False)(part, s, options, self.constraint_columns)
                      for part, s in zip(frame.to_delayed(), sources)]
         pairs = self._client.compute(converted)
-        size = _total_bytes(source.files) if isinstance(source, LogFiles) else 0
-        bar = Progress("elcvx: reading on the cluster", len(pairs),
-                       progress_enabled(progress, size), unit="partitions")
+        bar = Progress("elcvx: reading on the cluster", len(pairs), self._show, unit="partitions")
         try:
             for done, f in enumerate(pairs, 1):  # the first bad partition in the log's order
                 exc = f.exception()  # waits for f
@@ -316,12 +318,19 @@ class DaskRows:
         must pickle (module-level functions, or ``functools.partial`` of them). A partial of
         ``None`` makes the result ``None`` (as :func:`elcvx._rows.reduce_chunks`)."""
         client = self._client
-        level = client.map(fn, self._parts, pure=False)
-        while len(level) > 1:
-            merged = [client.submit(_merged, merge, a, b, pure=False)
-                      for a, b in zip(level[::2], level[1::2])]
-            level = merged + level[len(merged) * 2:]
-        return level[0].result()
+        self.passes += 1
+        bar = Progress(f"elcvx: pass {self.passes} on the cluster", self.n_rows, self._show,
+                       unit="rows")
+        bar.update(0, force=True)
+        try:
+            level = client.map(fn, self._parts, pure=False)
+            while len(level) > 1:
+                merged = [client.submit(_merged, merge, a, b, pure=False)
+                          for a, b in zip(level[::2], level[1::2])]
+                level = merged + level[len(merged) * 2:]
+            return level[0].result()
+        finally:
+            bar.close()
 
     def close(self) -> None:
         """Release the partitions kept on the workers (and close the client if this engine
