@@ -220,6 +220,15 @@ def test_scan_equals_the_rows_in_memory(client, scanned):
     same_numbers(scan, rows)  # estimate, interval and profile to 1e-10, as for the stream engine
 
 
+def test_scan_of_a_dask_dataframe(client, scanned):
+    folder, rows, _ = scanned
+    frame = dd.read_parquet(folder)
+    scan = eio.scan_log(frame, wmax=SCAN_WMAX, count="c", engine="dask", client=client)
+    assert (scan.path, scan.format, scan.n_rows) == ("the Dask DataFrame", "dask", rows.n_rows)
+    assert scan.notes[0].startswith("read from a Dask DataFrame (3,600 rows), kept as ")
+    same_numbers(scan, rows)
+
+
 def test_scan_with_a_moment_constraint(client, scanned):
     folder, rows, on_rows = scanned
     scan = eio.scan_log(folder, wmax=SCAN_WMAX, count="c", constraint_columns=["g"],

@@ -237,6 +237,8 @@ class DaskRows:
         The bounds, as :func:`~elcvx.io.read_log` sets them.
     columns : dict
         How each quantity was read, as :attr:`~elcvx.io.Log.columns`.
+    source : LogFiles or dask.dataframe.DataFrame
+        The log's files, or the DataFrame given.
     constraint_columns : tuple of str
     passes : int
         The passes run (:meth:`map_reduce` calls).
@@ -263,6 +265,7 @@ class DaskRows:
             options["wmin"] = 0.0
         if not isinstance(source, LogFiles) and not _is_dask_frame(source):
             source = LogFiles(*_log_files(source, fmt))
+        self.source = source
         self.constraint_columns = tuple(constraint_columns)
         self._client, self._owned = _connect(client)
         try:
@@ -350,16 +353,22 @@ class DaskRows:
         return False
 
 
-def dask_scan(path, files, root, options, constraint_columns=(), *, client=None, progress=None):
-    """:func:`~elcvx.io.scan_log` with ``engine="dask"``: the files' rows converted and kept on a
-    Dask cluster's workers (:class:`DaskRows`), in a :class:`~elcvx.io.scan.LogScan`."""
-    rows = DaskRows(LogFiles(files, root), options, client, constraint_columns=constraint_columns,
+def dask_scan(source, options, constraint_columns=(), *, client=None, progress=None):
+    """:func:`~elcvx.io.scan_log` with ``engine="dask"``: the log's rows (a path's files, or a
+    Dask DataFrame) converted and kept on a Dask cluster's workers (:class:`DaskRows`), in a
+    :class:`~elcvx.io.scan.LogScan`."""
+    rows = DaskRows(source, options, client, constraint_columns=constraint_columns,
                     progress=progress)
-    formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
-    notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
-             f"({rows.n_rows:,} rows), kept as {plural(rows.n_chunks, 'partition')} on the Dask cluster "
-             f"at {rows.address}",)
+    where = (f"kept as {plural(rows.n_chunks, 'partition')} on the Dask cluster at "
+             f"{rows.address}")
+    if isinstance(rows.source, LogFiles):
+        files = rows.source.files
+        path, formats = str(source), "+".join(dict.fromkeys(fmt for _, fmt in files))
+        read = f"read in chunks from {plural(len(files), 'file')} ({rows.n_rows:,} rows)"
+    else:
+        path, formats = "the Dask DataFrame", "dask"
+        read = f"read from a Dask DataFrame ({rows.n_rows:,} rows)"
     return LogScan(path=path, format=formats, n_rows=rows.n_rows, n=rows.n, wmin=rows.wmin,
                    wmax=rows.wmax, rmin=rows.rmin, rmax=rows.rmax, w_observed=rows.w_observed,
-                   sample=None, columns=rows.columns, notes=notes, engine=rows,
+                   sample=None, columns=rows.columns, notes=(f"{read}, {where}",), engine=rows,
                    constraint_columns=constraint_columns)
