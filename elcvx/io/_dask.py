@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._rows import columns_of
+from .._rows import columns_of, reduce_chunks
 from .._validation import plural
 from ..errors import ElcvxError, InvalidInputError, _require
 from .columns import _missing_columns, _no_duplicates, _pandas
@@ -311,13 +311,22 @@ class DaskRows:
         if not kept:
             shown = "the Dask DataFrame" if _is_dask_frame(source) else "the log"
             raise InvalidInputError(f"{shown} has no rows: at least one example is needed")
-        # The pairs' futures go with this frame; the Columns stay, held by these.
-        return self._client.map(operator.itemgetter(0), kept, pure=False), summaries
+        # The pairs' futures go with this frame; the Columns stay, held by these (on the same
+        # workers: the pairs' are where the passes' tasks ask to run).
+        where = self._client.who_has(kept)
+        parts = self._client.map(operator.itemgetter(0), kept, pure=False)
+        groups = {}
+        for pair, part in zip(kept, parts):
+            held = where.get(pair.key) or (None,)
+            groups.setdefault(held[0], []).append(part)
+        self._groups = [([w] if w else None, g) for w, g in groups.items()]
+        return parts, summaries
 
     def map_reduce(self, fn, merge):
-        """``functools.reduce(merge, [fn(cols) for cols in chunks])`` over the log's chunks: ``fn``
-        runs on each partition where it is kept, ``merge`` on pairs of results in a tree (in the
-        partitions' order), and only the final result is sent to the client. ``fn`` and ``merge``
+        """``functools.reduce(merge, [fn(cols) for cols in chunks])`` over the log's chunks: on
+        each worker, ``fn`` runs on the partitions it keeps and ``merge`` folds their partials;
+        the workers' partials are merged in a tree on the workers, and only the final result is
+        sent to the client. ``fn`` and ``merge``
         must pickle (module-level functions, or ``functools.partial`` of them). A partial of
         ``None`` makes the result ``None`` (as :func:`elcvx._rows.reduce_chunks`)."""
         client = self._client
@@ -326,7 +335,11 @@ class DaskRows:
                        unit="rows")
         bar.update(0, force=True)
         try:
-            level = client.map(fn, self._parts, pure=False)
+            # One task per worker folds its partitions (a task per partition costs the
+            # scheduler's time on every pass), then the workers' partials merge in a tree.
+            level = [client.submit(reduce_chunks, fn, merge, parts, workers=worker,
+                                   allow_other_workers=True, pure=False)
+                     for worker, parts in self._groups]
             while len(level) > 1:
                 merged = [client.submit(_merged, merge, a, b, pure=False)
                           for a, b in zip(level[::2], level[1::2])]
@@ -338,7 +351,7 @@ class DaskRows:
     def close(self) -> None:
         """Release the partitions kept on the workers (and close the client if this engine
         connected it)."""
-        parts, self._parts = getattr(self, "_parts", []), []
+        parts, self._parts, self._groups = getattr(self, "_parts", []), [], []
         if parts and self._client.status == "running":
             self._client.cancel(parts)
         if self._owned:
