@@ -25,6 +25,8 @@ from chunk_sums import (add, chan, frame, moments, numpy_moments, numpy_sums, su
                         to_sample)
 from test_docs import _run_python, parse  # noqa: E402
 
+# pyspark 4 warns that it does not fully support pandas 3: what these tests use works.
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "spark.md"
 REL = 1e-12  # the sums differ from numpy's only by the order of additions
 
