@@ -2,7 +2,7 @@
 
 ::
 
-    elcvx evaluate LOG [column options] [bounds] [--engine memory|stream] [--format table|json|csv]
+    elcvx evaluate LOG [column options] [bounds] [--engine memory|stream|dask] [--format table|json|csv]
     elcvx profile LOG [column options] [bounds] [--plot FILE.png]
     elcvx demo
     elcvx datasets fetch [--ids IDS] [--dir DIR]
@@ -17,6 +17,7 @@ plot is written to a temporary file renamed into place. Options and formats: ``d
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
@@ -34,8 +35,9 @@ from .io import FORMATS, PDROP_MODES
 __all__ = ["METHODS", "build_parser", "evaluate_sample", "main"]
 
 _PLOT_FORMATS = (".png", ".pdf", ".svg")
-#: How ``--engine`` reads the log: one file whole, or files chunk by chunk into their compression.
-ENGINES = ("memory", "stream")
+#: How ``--engine`` reads the log: one file whole, files chunk by chunk (into their compression),
+#: or into a Dask cluster's partitions.
+ENGINES = ("memory", "stream", "dask")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,8 +60,13 @@ def _add_log_options(p):
                    help="memory: read one file whole; stream: read Parquet/CSV files chunk by "
                         "chunk, into the log's exact compression when it has at most "
                         "--max-pairs distinct (w, r), else kept in chunks that every pass of EL's "
-                        "solvers reads again (default: memory for a file, stream for a folder "
-                        "or glob)")
+                        "solvers reads again; dask: read by a Dask cluster's workers and kept in "
+                        "their memory, each pass one reduction there (the dask extra) (default: "
+                        "memory for a file, stream for a folder or glob)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="--engine dask: the scheduler of a running Dask cluster, e.g. "
+                        "tcp://10.0.0.1:8786 (default: a cluster of 2 worker processes on this "
+                        "machine, started for the run)")
     p.add_argument("--max-pairs", type=positive_int, default=None, metavar="K",
                    help="--engine stream: hold the log's exact compression when it has at most "
                         "K distinct (w, r) pairs (default 1048576)")
@@ -246,13 +253,22 @@ def _read(args):
     engine = _engine(args)
     if args.max_pairs is not None and engine != "stream":
         raise UsageError("--max-pairs applies to --engine stream only")
-    if engine == "stream":
+    if args.scheduler is not None and engine != "dask":
+        raise UsageError("--scheduler applies to --engine dask only")
+    if engine in ("stream", "dask"):
         for flag, value in (("--target-prob-file", args.target_prob_file), ("--pdrop", args.pdrop)):
             if value is not None:
-                raise UsageError(f"{flag} is for dsjson logs, which --engine stream does not read")
+                raise UsageError(f"{flag} is for dsjson logs, which --engine {engine} does not "
+                                 "read")
+        client = None
+        if engine == "dask":  # a cluster started for the run is closed when the command ends
+            from .io._dask import local_client
+
+            client = args.scheduler or args.closing.enter_context(local_client(2))
         scan = io.scan_log(
-            args.log, format=args.input_format, weight=args.weight_col,
-            target_prob=args.target_prob_col, logging_prob=args.logging_prob_col,
+            args.log, engine=engine, client=client, format=args.input_format,
+            weight=args.weight_col, target_prob=args.target_prob_col,
+            logging_prob=args.logging_prob_col,
             reward=args.reward_col, cost=args.cost_col, count=args.count_col, progress=progress,
             max_pairs=args.max_pairs or io.SCAN_MAX_PAIRS, wmin=args.wmin, wmax=args.wmax,
             pmin=args.pmin, rmin=args.rmin, rmax=args.rmax, cmin=args.cmin, cmax=args.cmax)
@@ -406,7 +422,8 @@ def main(argv=None):
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
     try:
-        text = args.func(args)
+        with contextlib.ExitStack() as args.closing:  # what a command opens for its run
+            text = args.func(args)
     except UsageError as exc:
         return _fail(exc, 2)
     except (SolverError, CannotWrite) as exc:

@@ -151,7 +151,8 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     ----------
     path, format, weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax, cmin, cmax
         As for :func:`~elcvx.io.read_log_compressed`: a Parquet or CSV/TSV file, a folder of
-        them or a glob; the columns and bounds.
+        them or a glob; the columns and bounds. With ``engine="dask"``, ``path`` may also be a
+        Dask DataFrame of the log's columns.
     chunk_size : int
         Rows per chunk (default 262144).
     constraint_columns : sequence of str
@@ -202,14 +203,17 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
         raise InvalidInputError(f"cache={cache!r} must be one of {', '.join(map(repr, CACHES))}",
                                 field="cache", value=cache)
     constraint_columns = _names("constraint_columns", constraint_columns)
+    if engine == "dask":  # (the dask extra) the partitions stay on the cluster's workers
+        from ._dask import dask_scan
+
+        options = dict(format=format, weight=weight, target_prob=target_prob,
+                       logging_prob=logging_prob, reward=reward, cost=cost, count=count, wmin=wmin,
+                       wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin, cmax=cmax)
+        return dask_scan(path, options, constraint_columns, client=client, progress=progress)
     files, root, names, options = _resolve(path, format, weight, target_prob, logging_prob,
                                            reward, cost, count, wmin, wmax, pmin, rmin, rmax,
                                            cmin, cmax, extra=constraint_columns)
     path = str(path)
-    if engine == "dask":  # (the dask extra) the partitions stay on the cluster's workers
-        from ._dask import dask_scan
-
-        return dask_scan(path, files, options, client=client, progress=progress)
     groups = _Groups(max_pairs, path, strict=False)
     # (Constraints' columns are not part of the (w, r) compression: a log with them stays in chunks.)
     compressing = not constraint_columns
