@@ -272,6 +272,8 @@ def _read(args):
             reward=args.reward_col, cost=args.cost_col, count=args.count_col, progress=progress,
             max_pairs=args.max_pairs or io.SCAN_MAX_PAIRS, wmin=args.wmin, wmax=args.wmax,
             pmin=args.pmin, rmin=args.rmin, rmax=args.rmax, cmin=args.cmin, cmax=args.cmax)
+        if hasattr(scan.engine, "close"):  # (the Dask engine's data and client, after the run)
+            args.closing.callback(scan.engine.close)
         # A log that compressed is a Sample (every method runs on it); else the scan itself.
         return io.Log(sample=scan.sample if scan.sample is not None else scan, path=scan.path,
                       format=scan.format, n_rows=scan.n_rows, columns=scan.columns,
