@@ -221,3 +221,19 @@ def test_progress_of_the_passes(logs, capsys, cache):
     capsys.readouterr()
     elcvx.estimate(quiet)
     assert capsys.readouterr().err == ""
+
+
+def test_your_own_engine(logs):
+    # scan_engine: any object with map_reduce over Columns (here chunks in a list, cut unevenly).
+    _, rows = logs
+    cols = eio.columns_of(rows)
+    cut = [0, 5, 1999, 4000]
+    engine = InMemoryChunks([eio.Columns(cols.w[a:b], cols.u[a:b], None, cols.G[:, a:b])
+                             for a, b in zip(cut, cut[1:])])
+    scan = eio.scan_engine(engine, wmax=WMAX, name="three chunks")
+    assert (scan.n_rows, scan.n, scan.w_observed) == (4000, 4000.0, (float(rows.w.min()), float(rows.w.max())))
+    _assert_same_numbers(scan, rows)
+    with pytest.raises(InvalidInputError, match=r"three chunks: weights from 0\.0.* outside \[wmin, wmax\] = \[0\.0, 2\.0\]"):
+        eio.scan_engine(engine, wmax=2.0, name="three chunks")
+    with pytest.raises(InvalidInputError, match="rmin=1.0 must be < rmax=1.0"):
+        eio.scan_engine(engine, rmin=1.0, rmax=1.0)

@@ -14,6 +14,7 @@ function                               reads
                                        by chunk, exactly compressed → :class:`Log`
 :func:`scan_log`                       the same, kept in chunks when it does not compress →
                                        :class:`LogScan`, which the estimators take
+:func:`scan_engine`                    rows your own engine holds (Spark, ...) → :class:`LogScan`
 :func:`read_dsjson`                    a Vowpal Wabbit dsjson log + the target's probabilities
 :func:`read_table`                     a CSV/TSV, Parquet or JSON-lines file → DataFrame
 :func:`sample_from_dataframe`          a DataFrame → :class:`~elcvx.Sample`
@@ -42,19 +43,23 @@ from __future__ import annotations
 from ..errors import MissingDependencyError
 from .logs import Log, read_log
 from .stream import MAX_PAIRS, read_log_compressed
-from .scan import SCAN_MAX_PAIRS, LogScan, scan_log
+from .scan import SCAN_MAX_PAIRS, LogScan, scan_engine, scan_log
+from .._rows import Columns, columns_of
 from .dsjson import PDROP_MODES, read_dsjson
 from .tables import read_table
 from .frames import sample_from_dataframe
 from .formats import FORMATS, detect_format
 
 __all__ = [
+    "Columns",
     "Log",
     "LogScan",
     "MissingDependencyError",
     "read_log",
     "read_log_compressed",
+    "scan_engine",
     "scan_log",
+    "columns_of",
     "MAX_PAIRS",
     "read_dsjson",
     "read_table",

@@ -263,6 +263,45 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
                    columns=described, notes=notes, engine=engine)
 
 
+def scan_engine(engine, *, wmin=0.0, wmax=np.inf, rmin=0.0, rmax=1.0, constraint_columns=(),
+                name="the engine's log") -> LogScan:
+    """A :class:`LogScan` of rows held by your own engine (a Spark DataFrame, a database, ...),
+    which the estimators then evaluate with one ``engine.map_reduce`` per pass.
+
+    ``engine`` has ``map_reduce(fn, merge)``, returning ``merge`` of ``fn(cols)`` over every
+    chunk of its rows, in any grouping (``merge`` is associative; a partial of None makes the
+    result None), where ``cols`` is a chunk's :class:`~elcvx.io.Columns`: weights, rewards on
+    the unit scale ``(r - rmin) / (rmax - rmin)``, counts or None, and the constraint columns
+    named by ``constraint_columns``, checked as a :class:`~elcvx.Sample` checks them (build
+    them with :func:`~elcvx.io.columns_of`). The bounds are the log's, as for a ``Sample``. One
+    pass, here, counts the rows and finds the weights' range. docs/spark.md has an engine on
+    Spark.
+    """
+    from ..sample import Sample
+
+    probe = Sample([1.0], [rmin], wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)  # checks the bounds
+    constraint_columns = _names("constraint_columns", constraint_columns)
+    rows, n, lo, hi = engine.map_reduce(_summary, _merge_summary)
+    if not probe.wmin <= lo <= hi <= probe.wmax:
+        raise InvalidInputError(f"{name}: weights from {lo!r} to {hi!r}, outside [wmin, wmax] = "
+                                f"[{probe.wmin}, {probe.wmax}]", field="wmax", value=probe.wmax)
+    return LogScan(path=name, format="engine", n_rows=int(rows), n=n, wmin=probe.wmin,
+                   wmax=probe.wmax, rmin=probe.rmin, rmax=probe.rmax, w_observed=(lo, hi),
+                   sample=None, columns={}, notes=(f"{name}: {int(rows):,} rows, held by "
+                                                   f"{type(engine).__name__}",),
+                   engine=engine, constraint_columns=constraint_columns)
+
+
+def _summary(cols):
+    """A chunk's rows, sum of counts, least and largest weight."""
+    return (cols.w.size, float(cols.w.size if cols.c is None else cols.c.sum()),
+            float(cols.w.min()), float(cols.w.max()))
+
+
+def _merge_summary(a, b):
+    return a[0] + b[0], a[1] + b[1], min(a[2], b[2]), max(a[3], b[3])
+
+
 class _Store:
     """The chunks of a scan as they are read: held as samples while the compression may still
     succeed, then as :class:`Columns` in memory or in a spill file (``cache``)."""
