@@ -237,3 +237,21 @@ def test_your_own_engine(logs):
         eio.scan_engine(engine, wmax=2.0, name="three chunks")
     with pytest.raises(InvalidInputError, match="rmin=1.0 must be < rmax=1.0"):
         eio.scan_engine(engine, rmin=1.0, rmax=1.0)
+
+
+def test_when_a_log_is_held_compressed(tmp_path, monkeypatch):
+    # Decided on the first 2 max_pairs rows: compressed at least two to one, or kept in chunks;
+    # a log whose pairs grow only later is read again, in chunks. Each gives the rows' numbers.
+    from elcvx.io import stream
+
+    monkeypatch.setattr(stream, "_MERGE_ROWS", 50)  # (merge, and so see the pairs, every 50 rows)
+    rng = np.random.default_rng(9)
+    few = pd.DataFrame({"w": rng.choice([0.5, 2.0], 600), "r": rng.choice([0.0, 1.0], 600)})
+    late = pd.concat([few, _log(600, 10)], ignore_index=True)  # continuous weights after 600 rows
+    cases = {"few": (few, 4), "continuous": (_log(600, 11), None), "late": (late, None)}
+    for name, (df, pairs) in cases.items():
+        _write(tmp_path / name, [df.iloc[:300], df.iloc[300:]])
+        scan = eio.scan_log(tmp_path / name, wmax=WMAX, max_pairs=100, chunk_size=100)
+        assert scan.compressed == pairs, name
+        assert scan.n_rows == len(df)
+        _assert_same_numbers(scan, Sample(df["w"], df["r"], wmax=WMAX), values=(0.3,))

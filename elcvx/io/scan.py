@@ -136,15 +136,15 @@ def _constraint_values(df, columns):
 def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=None, reward=None,
              cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None, rmax=None,
              cmin=None, cmax=None, chunk_size=1 << 18, max_pairs=SCAN_MAX_PAIRS, cache="auto",
-             cache_bytes=1 << 30, constraint_columns=(), engine="stream", client=None,
+             cache_bytes=1 << 29, constraint_columns=(), engine="stream", client=None,
              progress=None) -> LogScan:
     """Read a log chunk by chunk into a :class:`LogScan`, which :func:`elcvx.estimate`,
     :func:`elcvx.interval` and :func:`elcvx.profile` evaluate without holding the log whole.
 
     The log is read once, with :func:`~elcvx.io.read_log`'s checks and messages (naming the
     file and the row). Its rows are compressed exactly to distinct ``(w, r)`` pairs as they
-    come; if there are at most ``max_pairs`` of them, the scan holds that compression (in
-    memory: every estimate equals the one on the rows). Otherwise each chunk is kept as float64
+    come; if there are at most ``max_pairs`` of them, and at most half as many as rows, the scan
+    holds that compression (in memory: every estimate equals the one on the rows). Otherwise each chunk is kept as float64
     ``(w, u[, counts])`` per ``cache`` and every pass of the solvers reads it again.
 
     Parameters
@@ -166,7 +166,7 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
         Where the chunks are kept between passes: ``"memory"``; ``"disk"``, a spill file of
         float64 in the system's temporary folder (deleted with the scan); ``"none"``, the files
         are read (and checked) again on each pass; ``"auto"``: memory up to ``cache_bytes``
-        (default 1 GiB, 16 bytes a row without counts), else disk.
+        (default 512 MiB, 16 bytes a row without counts), else disk.
     engine : {"stream", "dask"}
         ``"stream"``: this process reads the files. ``"dask"``: a Dask cluster's workers read
         them into partitions, kept there, and each pass is one reduction over them (the
@@ -214,38 +214,30 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
                                            reward, cost, count, wmin, wmax, pmin, rmin, rmax,
                                            cmin, cmax, extra=constraint_columns)
     path = str(path)
-    groups = _Groups(max_pairs, path, strict=False)
     # (Constraints' columns are not part of the (w, r) compression: a log with them stays in chunks.)
-    compressing = not constraint_columns
-    store = _Store(cache, cache_bytes)
-    first = described = None
-    lo, hi, n, rows = np.inf, -np.inf, 0.0, 0
-    try:
-        for chunk, df, described, bar in _chunk_samples(files, root, names, chunk_size, options,
-                                                        progress):
-            first = chunk if first is None else first
-            rows += len(df)
-            if compressing:
-                groups.add(chunk.compress(), len(df))
-            if compressing and not groups.failed:
-                store.hold(chunk)  # (only if the compression fails later)
-            else:
-                store.add(columns_of(chunk, _constraint_values(df, constraint_columns)))
-            lo, hi, n = min(lo, float(chunk.w.min())), max(hi, float(chunk.w.max())), n + chunk.n
-            bar.label = f"elcvx: {rows:,} rows, file {bar.file} of {len(files)}"
-    except BaseException:
-        store.close()
-        raise
+    read = _Read(path, max_pairs, cache, cache_bytes, compress=not constraint_columns)
+    while True:
+        try:
+            for chunk, df, described, bar in _chunk_samples(files, root, names, chunk_size,
+                                                            options, progress):
+                read.add(chunk, df, constraint_columns)
+                bar.label = f"elcvx: {read.rows:,} rows, file {bar.file} of {len(files)}"
+            break
+        except _Restart:  # (rare: many pairs only past the first rows) read again, in chunks
+            read.store.close()
+            read = _Read(path, max_pairs, cache, cache_bytes, compress=False)
+        except BaseException:
+            read.store.close()
+            raise
+    store, first, rows, n, lo, hi = read.store, read.first, read.rows, read.n, read.lo, read.hi
     if rows == 0:
         raise InvalidInputError(f"{path} has no data rows")
-    compressed = groups.sample() if compressing else None
+    compressed = read.compressed()
     show = progress_enabled(progress, _total_bytes(files))  # the passes' progress, as the read's
     if compressed is not None:
-        store.close()
         engine = InMemoryChunks([columns_of(compressed)])
         how = f"compressed exactly to {compressed.n_rows:,} distinct (w, r) rows"
     else:
-        store.release()
         if cache == "none":
             engine = FileChunks(files, root, names, chunk_size, options, store.chunks,
                                 constraint_columns, rows, show)
@@ -300,6 +292,57 @@ def _summary(cols):
 
 def _merge_summary(a, b):
     return a[0] + b[0], a[1] + b[1], min(a[2], b[2]), max(a[3], b[3])
+
+
+class _Restart(Exception):
+    """The compression failed after the rows read were let go: the log is read again."""
+
+
+class _Read:
+    """The first read of a scan: each chunk compressed (while the log may compress) and held
+    until it is clear whether it does: past ``2 max_pairs`` rows held, a log that compressed
+    them at least two to one is compressed from then on (its chunks let go; should it fail
+    later, :class:`_Restart`), and any other is kept in chunks (:class:`_Store`)."""
+
+    def __init__(self, path, max_pairs, cache, cache_bytes, compress):
+        self.groups = _Groups(max_pairs, path, strict=False)
+        self.store = _Store(cache, cache_bytes)
+        self.mode = "undecided" if compress else "chunks"
+        self.budget = 2 * max_pairs
+        self.first, self.rows, self.n, self.lo, self.hi = None, 0, 0.0, np.inf, -np.inf
+
+    def add(self, chunk, df, constraint_columns):
+        self.first = chunk if self.first is None else self.first
+        self.rows += len(df)
+        self.n += chunk.n
+        self.lo, self.hi = min(self.lo, float(chunk.w.min())), max(self.hi, float(chunk.w.max()))
+        if self.mode == "chunks":
+            self.store.add(columns_of(chunk, _constraint_values(df, constraint_columns)))
+            return
+        self.groups.add(chunk.compress(), len(df))
+        if self.mode == "compress":
+            if self.groups.failed:
+                raise _Restart
+            return
+        self.store.hold(chunk)
+        if self.rows >= self.budget or self.groups.failed:
+            self.mode = "compress" if self._compresses() else "chunks"
+            if self.mode == "compress":
+                self.store.held = []
+            else:
+                self.store.release()
+
+    def _compresses(self) -> bool:
+        pairs = self.groups.sample()
+        return pairs is not None and pairs.n_rows <= self.rows // 2
+
+    def compressed(self):
+        """The log's compression, or None (its chunks are then in the store)."""
+        if self.mode == "compress" or (self.mode == "undecided" and self._compresses()):
+            self.store.close()
+            return self.groups.sample()
+        self.store.release()
+        return None
 
 
 class _Store:
