@@ -24,8 +24,8 @@ brought into the page cache:
   processes of one thread each (the cluster's start is not timed; CPU time and peak RSS include
   the workers').
 
-"passes" is the rows the fast path's passes read (``.work``) divided by N, the estimate's and
-the interval's.
+"passes" is the rows the fast path's passes read (``.work``) divided by N: the estimate's / in
+all (the interval's ``.work`` includes the MLE's, computed once per scan).
 
     python benchmarks/bench_scale.py                   # N = 1e8 (writes ~0.9 GB the first time)
     python benchmarks/bench_scale.py --rows 1000000    # a quick check, under a minute
@@ -36,6 +36,7 @@ the interval's.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -176,35 +177,59 @@ def part_compress(args):
             "pairs": int(log.sample.n_rows), "value": est.value, "low": ci.low, "high": ci.high}
 
 
-def _scan_api():
+def _scan(engine, **options):
+    """``elcvx.io.scan_log`` with ``engine`` (and the options it takes), or None while the
+    engine is not available."""
+    import inspect
+
     try:
         from elcvx.io import scan_log
     except ImportError:
         return None
-    return scan_log
+    params = inspect.signature(scan_log).parameters
+    if "engine" not in params:
+        # The stream engine is scan_log's only one until it takes an engine parameter.
+        return None if engine != "stream" else functools.partial(scan_log, **options)
+    return functools.partial(scan_log, engine=engine, **options)
 
 
-def _estimate_and_interval(scan, n):
+class Counting:
+    """An engine that counts its passes (``map_reduce`` calls, cheap sums included)."""
+
+    def __init__(self, engine):
+        self.engine, self.calls = engine, 0
+
+    @property
+    def n_chunks(self):
+        return self.engine.n_chunks
+
+    def map_reduce(self, fn, merge):
+        self.calls += 1
+        return self.engine.map_reduce(fn, merge)
+
+
+def _timed_scan(scan_log, folder, n):
+    """Open the scan, then the estimate and its 95% interval on it, each timed."""
     import elcvx
 
     start = clocks()
+    scan = scan_log(folder, pmin=PMIN)
+    opened = since(start)["wall"]
+    scan.engine = counting = Counting(scan.engine)
     est = elcvx.estimate(scan)
-    t_est = since(start)
+    t_est = since(start)["wall"]
     ci = elcvx.interval(scan)
-    return {**since(start), "estimate": t_est["wall"],
-            "passes": f"{est.work[1] / n:.3g} + {ci.work[1] / n:.3g}",
-            "value": est.value, "low": ci.low, "high": ci.high}
+    return {**since(start), "opened": opened, "estimate": t_est - opened,
+            "interval": since(start)["wall"] - t_est, "calls": counting.calls,
+            "passes": f"{est.work[1] / n:.3g} / {ci.work[1] / n:.3g}",
+            "value": est.value, "low": ci.low, "high": ci.high, "how": scan.notes[0]}
 
 
 def part_stream(args):
-    scan_log = _scan_api()
+    scan_log = _scan("stream", cache=args.cache[0])
     if scan_log is None:
         return {"missing": "elcvx.io.scan_log"}
-    start = clocks()
-    scan = scan_log(args.folder, pmin=PMIN, engine="stream")
-    opened = since(start)["wall"]
-    out = _estimate_and_interval(scan, args.rows)
-    return {**out, "wall": out["wall"] + opened, "opened": opened}
+    return _timed_scan(scan_log, args.folder, args.rows)
 
 
 def _worker_usage():
@@ -212,23 +237,18 @@ def _worker_usage():
 
 
 def part_dask(args):
-    import importlib.util
-
-    scan_log = _scan_api()
-    if scan_log is None or importlib.util.find_spec("elcvx.io._dask") is None:
-        return {"missing": "engine='dask' (elcvx.io._dask)"}
+    if _scan("dask") is None:
+        return {"missing": "scan_log(engine='dask')"}
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster) as client:
+        scan_log = _scan("dask", client=client)
         before = client.run(_worker_usage)
-        start = clocks()
-        scan = scan_log(args.folder, pmin=PMIN, engine="dask", client=client)
-        opened = since(start)["wall"]
-        out = _estimate_and_interval(scan, args.rows)
+        out = _timed_scan(scan_log, args.folder, args.rows)
         after = client.run(_worker_usage)
     worker_cpu = sum(after[k][0] - before[k][0] for k in after)
-    return {**out, "wall": out["wall"] + opened, "opened": opened, "cpu": out["cpu"] + worker_cpu,
+    return {**out, "cpu": out["cpu"] + worker_cpu,
             "worker_rss": max(rss for _, rss in after.values()) / 1024}
 
 
@@ -247,10 +267,10 @@ def child(args):
     print(json.dumps(out))
 
 
-def run_child(part, folder, n):
+def run_child(part, folder, n, *options):
     """Run ``part`` in a fresh process; its last line of output is its figures (JSON)."""
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--part", part,
-                           "--rows", str(n), "--folder", str(folder)],
+                           "--rows", str(n), "--folder", str(folder), *options],
                           check=True, stdout=subprocess.PIPE, text=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -271,22 +291,20 @@ def ensure_log(data, kind, n, files):
     return folder
 
 
-ROW_NAMES = {
-    "log1p-continuous": "one streamed log1p pass, continuous log",
-    "stream": 'estimate + 95% interval, `scan_log(engine="stream")`',
-    "dask": 'estimate + 95% interval, `scan_log(engine="dask")`, 2 workers',
-    "log1p-discrete": "one streamed log1p pass, discrete log",
-    "compress": "`read_log_compressed` + estimate + 95% interval, discrete log",
-}
+def row_name(key):
+    if key.startswith("stream-"):
+        return f'`scan_log(cache="{key[7:]}")` + estimate + 95% interval'
+    return {"log1p-continuous": "one streamed log1p pass, continuous log",
+            "dask": '`scan_log(engine="dask")` + estimate + 95% interval, 2 workers',
+            "log1p-discrete": "one streamed log1p pass, discrete log",
+            "compress": "`read_log_compressed` + estimate + 95% interval, discrete log"}[key]
 
 
 def table(results, n):
     lines = ["| part | rows | wall s | CPU s | passes | peak RSS MB | ratio to the log1p pass: wall "
              "(CPU) |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for key, name in ROW_NAMES.items():
-        if key not in results:
-            continue
-        r = results[key]
+    for key, r in results.items():
+        name = row_name(key)
         if "missing" in r:
             lines.append(f"| {name} | {size(n)} | not yet available | | | | |")
             continue
@@ -305,12 +323,15 @@ def notes(results):
         if key in results:
             by = ", ".join(f"{t:.3g} s at {c} rows" for c, t in results[key]["by_chunk"].items())
             out.append(f"log1p pass ({key[6:]} log) by chunk size: {by}.")
-    for key in ("compress", "stream", "dask"):
-        r = results.get(key, {})
+    for key, r in results.items():
         if "value" in r:
             out.append(f"{key}: estimate {r['value']:.6f}, 95% interval "
                        f"[{r['low']:.6f}, {r['high']:.6f}]"
                        + (f", {r['pairs']} distinct (w, r) pairs" if "pairs" in r else "") + ".")
+        if "calls" in r:
+            out.append(f"{key}: {r['how']}; opened in {r['opened']:.3g} s, estimate "
+                       f"{r['estimate']:.3g} s, interval {r['interval']:.3g} s; "
+                       f"{r['calls']} passes over the chunks in all (cheap sums included).")
         if r.get("rss", 0) > RSS_LIMIT_MB and key != "compress":
             out.append(f"{key}: peak RSS {r['rss']:.0f} MB is over the {RSS_LIMIT_MB} MB limit.")
     return out
@@ -324,6 +345,9 @@ def main(argv=None):
     parser.add_argument("--files", type=int, default=10, help="Parquet files per log (default 10)")
     parser.add_argument("--only", nargs="+", choices=PARTS, default=PARTS,
                         help="parts to run (default all; 'write' only writes the logs)")
+    parser.add_argument("--cache", nargs="+", choices=("auto", "memory", "disk", "none"),
+                        default=["auto"], help="the stream part's caches, one run each "
+                        "(default auto: memory up to 1 GiB, else a spill file)")
     parser.add_argument("--write-docs", action="store_true",
                         help="write the table into docs/performance.md and README.md")
     parser.add_argument("--part", choices=CHILD_PARTS, help=argparse.SUPPRESS)   # a child's job
@@ -343,9 +367,11 @@ def main(argv=None):
         discrete = ensure_log(args.data, "discrete", n, args.files)
     if only & {"stream", "dask"}:
         results["log1p-continuous"] = run_child("log1p", continuous, n)
-        for part in ("stream", "dask"):
-            if part in only:
-                results[part] = run_child(part, continuous, n)
+        if "stream" in only:
+            for cache in args.cache:
+                results[f"stream-{cache}"] = run_child("stream", continuous, n, "--cache", cache)
+        if "dask" in only:
+            results["dask"] = run_child("dask", continuous, n)
     if "compress" in only:
         results["log1p-discrete"] = run_child("log1p", discrete, n)
         results["compress"] = run_child("compress", discrete, n)
