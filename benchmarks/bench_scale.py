@@ -180,11 +180,14 @@ def part_compress(args):
 def _scan(engine, **options):
     """``elcvx.io.scan_log`` with ``engine`` (and the options it takes), or None while the
     engine is not available."""
+    import importlib.util
     import inspect
 
     try:
         from elcvx.io import scan_log
     except ImportError:
+        return None
+    if engine == "dask" and importlib.util.find_spec("elcvx.io._dask") is None:
         return None
     params = inspect.signature(scan_log).parameters
     if "engine" not in params:
