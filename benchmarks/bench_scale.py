@@ -56,7 +56,7 @@ PAGES = (ROOT / "docs" / "performance.md", ROOT / "README.md")
 PARTS = ("write", "compress", "stream", "dask")
 CHUNKS = (1 << 18, 1 << 20)  # the baseline's chunk sizes: the engine's default, and a bigger one
 GROUP = 1_000_000            # rows per row group (and per chunk written)
-RSS_LIMIT_MB = 1536
+RSS_LIMIT_MB = 1500
 ACTIONS = 4
 EPS_MIN, EPS_MAX = 0.1, 0.5
 PMIN = EPS_MIN / ACTIONS
@@ -252,7 +252,7 @@ def part_dask(args):
         after = client.run(_worker_usage)
     worker_cpu = sum(after[k][0] - before[k][0] for k in after)
     return {**out, "cpu": out["cpu"] + worker_cpu,
-            "worker_rss": max(rss for _, rss in after.values()) / 1024}
+            "worker_rss": max(rss for _, rss in after.values()) * 1024 / 1e6}
 
 
 CHILD_PARTS = {"log1p": part_log1p, "compress": part_compress, "stream": part_stream,
@@ -266,7 +266,7 @@ def child(args):
     import elcvx.io  # noqa: F401
 
     out = CHILD_PARTS[args.part](args)
-    out["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+    out["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6  # KiB on Linux
     print(json.dumps(out))
 
 
@@ -324,19 +324,23 @@ def notes(results):
     out = []
     for key in ("log1p-continuous", "log1p-discrete"):
         if key in results:
-            by = ", ".join(f"{t:.3g} s at {c} rows" for c, t in results[key]["by_chunk"].items())
-            out.append(f"log1p pass ({key[6:]} log) by chunk size: {by}.")
+            by = ", ".join(f"{t:.3g} s at {int(c):,} rows"
+                           for c, t in results[key]["by_chunk"].items())
+            out.append(f"The log1p pass on the {key[6:]} log, by chunk size: {by}.")
     for key, r in results.items():
-        if "value" in r:
-            out.append(f"{key}: estimate {r['value']:.6f}, 95% interval "
-                       f"[{r['low']:.6f}, {r['high']:.6f}]"
-                       + (f", {r['pairs']} distinct (w, r) pairs" if "pairs" in r else "") + ".")
+        label = {"compress": "`read_log_compressed`", "dask": "Dask"}.get(
+            key, f'`cache="{key[7:]}"`')
         if "calls" in r:
-            out.append(f"{key}: {r['how']}; opened in {r['opened']:.3g} s, estimate "
+            out.append(f"{label}: {r['how']}; opening {r['opened']:.3g} s, estimate "
                        f"{r['estimate']:.3g} s, interval {r['interval']:.3g} s; "
                        f"{r['calls']} passes over the chunks in all (cheap sums included).")
+        if "value" in r:
+            out.append(f"{label}: estimate {r['value']:.6f}, 95% interval "
+                       f"[{r['low']:.6f}, {r['high']:.6f}]"
+                       + (f"; {r['pairs']} distinct (w, r) pairs, read in {r['read']:.3g} s"
+                          if "pairs" in r else "") + ".")
         if r.get("rss", 0) > RSS_LIMIT_MB and key != "compress":
-            out.append(f"{key}: peak RSS {r['rss']:.0f} MB is over the {RSS_LIMIT_MB} MB limit.")
+            out.append(f"{label}: peak RSS {r['rss']:.0f} MB, over the {RSS_LIMIT_MB} MB limit.")
     return out
 
 
@@ -353,6 +357,7 @@ def main(argv=None):
                         "(default auto: memory up to 1 GiB, else a spill file)")
     parser.add_argument("--write-docs", action="store_true",
                         help="write the table into docs/performance.md and README.md")
+    parser.add_argument("--note", help="a few words on the machine, written after the date")
     parser.add_argument("--part", choices=CHILD_PARTS, help=argparse.SUPPRESS)   # a child's job
     parser.add_argument("--write", choices=SEEDS, help=argparse.SUPPRESS)        # a child's job
     parser.add_argument("--folder", help=argparse.SUPPRESS)
@@ -380,13 +385,14 @@ def main(argv=None):
         results["compress"] = run_child("compress", discrete, n)
     if not results:
         return
-    body = "\n\n".join([table(results, n), " ".join(notes(results))])
+    body = table(results, n) + "\n\n" + "\n".join(f"* {line}" for line in notes(results))
     print(f"\n{body}\n", flush=True)
     if args.write_docs:
         stamp = time.strftime("%Y-%m-%d")
+        note = f" ({args.note})" if args.note else ""
         for page in PAGES:
             write_between_markers(page, "bench_scale.py",
-                                  f"{body}\n\nRun of {stamp}. {machine()}")
+                                  f"{body}\n\nRun of {stamp}{note}. {machine()}")
 
 
 if __name__ == "__main__":
