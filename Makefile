@@ -61,6 +61,11 @@ bench: $(STAMP)
 bench-stream: $(STAMP)
 	$(PY) benchmarks/bench_stream.py --n 1e7
 
+# 1e8 rows in Parquet under /work/scale-data (about 1 GB, written once), streamed and through Dask.
+.PHONY: bench-scale
+bench-scale: $(STAMP)
+	$(PY) benchmarks/bench_scale.py
+
 .PHONY: bench-cvxpy
 bench-cvxpy: $(STAMP)
 	$(PY) benchmarks/bench_cvxpy.py
