@@ -16,8 +16,8 @@ brought into the page cache:
 * ``log1p``: the baseline, one pass reading both columns chunk by chunk, file by file, and
   summing ``np.log1p(w)`` (chunks of 2**18 rows, the engine's default, and 2**20: the fastest of
   3 passes at either size is the baseline), after a pass that warms the page cache; on each log;
-* ``compress``: ``elcvx.io.read_log_compressed`` on the discrete log, then the estimate and its
-  95% interval on the compressed sample;
+* ``compress``: ``elcvx.io.scan_log`` on the discrete log, which it compresses exactly, then the
+  estimate and its 95% interval on the scan;
 * ``stream``: ``elcvx.io.scan_log(..., engine="stream")`` on the continuous log, then
   ``elcvx.estimate`` and ``elcvx.interval`` on the scan (peak RSS must stay under 1.5 GB);
 * ``dask``: the same with ``engine="dask"`` on a ``distributed.LocalCluster`` of two worker
@@ -169,31 +169,12 @@ def part_compress(args):
     from elcvx import io
 
     start = clocks()
-    log = io.read_log_compressed(args.folder, wmax=DISCRETE_WMAX, progress=False)
+    scan = io.scan_log(args.folder, wmax=DISCRETE_WMAX, progress=False)
     read = since(start)
-    est = elcvx.estimate(log.sample)
-    ci = elcvx.interval(log.sample)
+    est = elcvx.estimate(scan)
+    ci = elcvx.interval(scan)
     return {**since(start), "passes": "1 read", "read": read["wall"],
-            "pairs": int(log.sample.n_rows), "value": est.value, "low": ci.low, "high": ci.high}
-
-
-def _scan(engine, **options):
-    """``elcvx.io.scan_log`` with ``engine`` (and the options it takes), or None while the
-    engine is not available."""
-    import importlib.util
-    import inspect
-
-    try:
-        from elcvx.io import scan_log
-    except ImportError:
-        return None
-    if engine == "dask" and importlib.util.find_spec("elcvx.io._dask") is None:
-        return None
-    params = inspect.signature(scan_log).parameters
-    if "engine" not in params:
-        # The stream engine is scan_log's only one until it takes an engine parameter.
-        return None if engine != "stream" else functools.partial(scan_log, **options)
-    return functools.partial(scan_log, engine=engine, **options)
+            "pairs": scan.compressed, "value": est.value, "low": ci.low, "high": ci.high}
 
 
 class Counting:
@@ -229,10 +210,9 @@ def _timed_scan(scan_log, folder, n):
 
 
 def part_stream(args):
-    scan_log = _scan("stream", cache=args.cache[0])
-    if scan_log is None:
-        return {"missing": "elcvx.io.scan_log"}
-    return _timed_scan(scan_log, args.folder, args.rows)
+    from elcvx.io import scan_log
+
+    return _timed_scan(functools.partial(scan_log, cache=args.cache[0]), args.folder, args.rows)
 
 
 def _worker_usage():
@@ -240,13 +220,13 @@ def _worker_usage():
 
 
 def part_dask(args):
-    if _scan("dask") is None:
-        return {"missing": "scan_log(engine='dask')"}
     from distributed import Client, LocalCluster
+
+    from elcvx.io import scan_log
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        scan_log = _scan("dask", client=client)
+        scan_log = functools.partial(scan_log, engine="dask", client=client)
         before = client.run(_worker_usage)
         out = _timed_scan(scan_log, args.folder, args.rows)
         after = client.run(_worker_usage)
@@ -300,7 +280,7 @@ def row_name(key):
     return {"log1p-continuous": "one streamed log1p pass, continuous log",
             "dask": '`scan_log(engine="dask")` + estimate + 95% interval, 2 workers',
             "log1p-discrete": "one streamed log1p pass, discrete log",
-            "compress": "`read_log_compressed` + estimate + 95% interval, discrete log"}[key]
+            "compress": "`scan_log` (compressed) + estimate + 95% interval, discrete log"}[key]
 
 
 def table(results, n):
@@ -328,7 +308,7 @@ def notes(results):
                            for c, t in results[key]["by_chunk"].items())
             out.append(f"The log1p pass on the {key[6:]} log, by chunk size: {by}.")
     for key, r in results.items():
-        label = {"compress": "`read_log_compressed`", "dask": "Dask"}.get(
+        label = {"compress": "`scan_log` (compressed)", "dask": "Dask"}.get(
             key, f'`cache="{key[7:]}"`')
         if "calls" in r:
             out.append(f"{label}: {r['how']}; opening {r['opened']:.3g} s, estimate "

@@ -240,7 +240,7 @@ def test_your_own_engine(logs):
 
 
 def test_when_a_log_is_held_compressed(tmp_path, monkeypatch):
-    # Decided on the first 2 max_pairs rows: compressed at least two to one, or kept in chunks;
+    # Decided on the first min(2 max_pairs, 262144) rows: compressed at least two to one, or kept in chunks;
     # a log whose pairs grow only later is read again, in chunks. Each gives the rows' numbers.
     from elcvx.io import stream
 

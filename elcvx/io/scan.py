@@ -300,15 +300,15 @@ class _Restart(Exception):
 
 class _Read:
     """The first read of a scan: each chunk compressed (while the log may compress) and held
-    until it is clear whether it does: past ``2 max_pairs`` rows held, a log that compressed
-    them at least two to one is compressed from then on (its chunks let go; should it fail
+    until it is clear whether it does: past ``min(2 max_pairs, 262144)`` rows held, a log that
+    compressed them at least two to one is compressed from then on (its chunks let go; should it fail
     later, :class:`_Restart`), and any other is kept in chunks (:class:`_Store`)."""
 
     def __init__(self, path, max_pairs, cache, cache_bytes, compress):
         self.groups = _Groups(max_pairs, path, strict=False)
         self.store = _Store(cache, cache_bytes)
         self.mode = "undecided" if compress else "chunks"
-        self.budget = 2 * max_pairs
+        self.budget = min(2 * max_pairs, 1 << 18)  # (a chunk: compressing more costs)
         self.first, self.rows, self.n, self.lo, self.hi = None, 0, 0.0, np.inf, -np.inf
 
     def add(self, chunk, df, constraint_columns):
