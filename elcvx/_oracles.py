@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._passes import blocks, wsum
+from ._passes import blocks, log_sum, wsum
 
 
 class Block(NamedTuple):
@@ -49,22 +49,51 @@ def gram(R, cR):
 
 
 def scratch_rows(features: int) -> int:
-    """Scratch rows a block's kernels need with ``features`` rows in ``D``."""
-    return 2 * features + 6
+    """Scratch rows a block's kernels need with ``features`` rows in ``D`` (the profile's
+    passes add one)."""
+    return 2 * features + 9
 
 
 def fold(kernel, merge, Dt, Ft, h, c, params, sc, out=None):
     """``kernel``'s partials over the blocks of these rows, merged; None as soon as a block's
     is (a point outside the objective's domain). ``out``: an array of one entry per row that
     kernels may fill (``q``), or None."""
+    parts = ((i, j, Block(Dt[:, i:j], Ft[:, i:j], h[i:j], None if c is None else c[i:j]))
+             for i, j in blocks(Dt.shape[1]))
+    return fold_blocks(kernel, merge, parts, params, sc, out)
+
+
+def fold_blocks(kernel, merge, parts, params, sc, out=None):
+    """:func:`fold` over ``parts``, ``(start, stop, Block)`` for each block of the rows."""
     acc = None
-    for i, j in blocks(Dt.shape[1]):
-        part = kernel(Block(Dt[:, i:j], Ft[:, i:j], h[i:j], None if c is None else c[i:j]),
-                      sc[:, :j - i], *params, out=None if out is None else out[i:j])
+    for i, j, blk in parts:
+        part = kernel(blk, sc[:, :j - i], *params, out=None if out is None else out[i:j])
         if part is None:
             return None
         acc = part if acc is None else merge(acc, part)
     return acc
+
+
+def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False):
+    """``(start, stop, Block)`` for each block of a model's rows, its features built block by
+    block (each is read once from memory, as a stored copy would be, and none is kept): ``D``
+    (rows ``w - 1, g - b``) in the scratch rows ``sc`` (``2 + k`` rows), and ``h`` sliced from
+    ``h`` or, for a policy's value, built there as ``w u`` (``w (1 - u)`` on the ``upper``
+    side); ``Ft``, ``Gt`` and ``c`` are sliced."""
+    k = len(b)
+    for i, j in blocks(w.size):
+        wb = w[i:j]
+        Dt = sc[:1 + k, :j - i]
+        np.subtract(wb, 1.0, out=Dt[0])
+        if k:
+            np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
+        if h is None:
+            hb = np.multiply(wb, u[i:j], out=sc[1 + k, :j - i])
+            if upper:
+                np.subtract(wb, hb, out=hb)
+        else:
+            hb = h[i:j]
+        yield i, j, Block(Dt, Ft[:, i:j], hb, None if c is None else c[i:j])
 
 
 def add(a, b):
@@ -82,49 +111,75 @@ def _features(blk, h_minus):
     return D
 
 
-def loglik_block(blk, sc, x, value, origin, out=None):
-    """``[f, size, g, -H]`` (flat) of ``sum c log(1 + d x)`` over the block's rows ``d`` (with
-    ``h - value`` as a last feature when ``value`` is not None); None outside the domain.
-    ``origin``: ``x = 0``, where every ``1 + d x`` is 1 (no log, no division: the MLE's start).
-    ``size``: ``sum c |log(1 + d x)|``, the terms that cancel in ``f``."""
+def loglik_block(blk, sc, x, value, origin, scale=None, quadratic=False, out=None):
+    """The sums of ``sum c log(1 + d x)`` over the block's rows ``d`` (with ``h - value`` as a
+    last feature when ``value`` is not None), flat (:func:`loglik_parts`): ``f``; ``size``,
+    ``sum c |log(1 + d x)|`` (the terms that cancel in ``f``); ``mass``, ``sum c / (1 + d x)``;
+    the gradient ``g``; ``-H``; with ``quadratic``, :func:`quadratic_sums`. None outside the
+    domain. ``q = scale / (1 + d x)`` goes to ``out`` when given.
+
+    ``origin``: ``x = 0``, where every ``1 + d x`` is 1 (no log, no division: the MLE's
+    start); ``quadratic`` then adds :func:`origin_stats` instead. ``f`` is ``sum c log1p(d x)``
+    to rounding: the log of the rounded ``a = 1 + d x`` (:func:`elcvx._passes.log_sum`) plus
+    the rounding's error over ``a``, found exactly."""
     m = len(x)
     R, cR = sc[:m], sc[m:2 * m]
-    t, tmp, e = sc[2 * m], sc[2 * m + 1], sc[2 * m + 2]
+    s, a, inv, t1, e, t2, t3 = sc[2 * m:2 * m + 7]
     D = _features(blk, None if value is None else (value, e))
     cb = blk.c
     if origin:
         H = gram(D, D if cb is None else [np.multiply(d, cb, out=r) for d, r in zip(D, cR)])
-        return np.r_[0.0, 0.0, [wsum(cb, d) for d in D], H.ravel()]
-    combine(x, D, t, tmp)
-    if not t.min() > -1.0:
+        head = [0.0, 0.0, blk.Dt.shape[1] if cb is None else float(cb.sum())]
+        tail = origin_stats(blk, t1) if quadratic else []
+        return np.array(head + [wsum(cb, d) for d in D] + list(H.ravel()) + tail)
+    combine(x, D, s, t1)
+    lo, hi = float(s.min()), float(s.max())
+    if not lo > -1.0:
         return None
-    t += 1.0
-    # (log, not log1p: twice as fast; f's rounding is within size's, and the likelihood
-    # reported is computed again with log1p.)
-    la = np.log(t, out=tmp)
-    f = wsum(cb, la)
-    size = wsum(cb, np.abs(la, out=la))
+    np.add(s, 1.0, out=a)
+    np.divide(1.0, a, out=inv)
+    if out is not None:
+        np.multiply(inv, scale, out=out)
+    f = log_sum(cb, a, t1, 1.0 + lo, 1.0 + hi)
+    size = log_sum(cb, np.maximum(a, inv, out=t1), t2, 1.0, max(1.0 + hi, 1.0 / (1.0 + lo)))
+    # The rounding error of a = 1 + s, exactly: s - (a - 1) where |s| <= 1 (Dekker's), else
+    # Knuth's (1 - (a - (a - 1))) + (s - (a - 1)).
+    err = np.subtract(a, 1.0, out=t1)
+    if hi <= 1.0:
+        np.subtract(s, err, out=err)
+    else:
+        one = np.subtract(a, err, out=t2)
+        np.subtract(s, err, out=err)
+        err += np.subtract(1.0, one, out=one)
+    cinv = inv if cb is None else np.multiply(inv, cb, out=t2)
+    f += float(np.dot(err, cinv))
     for d, r in zip(D, R):
-        np.divide(d, t, out=r)  # d / (1 + d x)
+        np.multiply(d, inv, out=r)  # d / (1 + d x)
     H = gram(R, R if cb is None else np.multiply(R, cb, out=cR))
-    return np.r_[f, size, [wsum(cb, r) for r in R], H.ravel()]
+    head = [f, size, float(cinv.sum())]
+    tail = quadratic_sums(blk.h, inv, cinv, R, cb, t1, t3) if quadratic else []
+    return np.array(head + [wsum(cb, r) for r in R] + list(H.ravel()) + tail)
 
 
-def likelihood_block(blk, sc, x, value, n, out=None):
-    """The likelihood's last pass at the solution ``x``: ``[l, sum c q, sum c q d (each
-    feature), sum c q w, sum c q h]`` with ``q = 1 / (n (1 + d x))``, written to ``out`` when
-    given; ``l`` with log1p (the reported likelihood)."""
-    D = _features(blk, None if value is None else (value, sc[2]))
-    t = combine(x, D, sc[0], sc[1])
-    cb = blk.c
-    loglik = wsum(cb, np.log1p(t, out=sc[1]))
-    q = out if out is not None else sc[3]
-    t += 1.0
-    t *= n
-    np.reciprocal(t, out=q)
-    cq = q if cb is None else np.multiply(cb, q, out=sc[1])
-    return np.r_[loglik, cq.sum(), [np.dot(d, cq) for d in D], np.dot(blk.Ft[0], cq),
-                 np.dot(blk.h, cq)]
+def origin_stats(blk, tmp):
+    """``[sum c F (each row), sum c h, sum c |h|, sum c (w - h)]`` over a block (the sums of
+    :class:`~elcvx._moment.Stats`)."""
+    cb, h = blk.c, blk.h
+    return ([wsum(cb, f) for f in blk.Ft] + [wsum(cb, h), wsum(cb, np.abs(h, out=tmp)),
+            wsum(cb, np.subtract(blk.Ft[0], h, out=tmp))])
+
+
+def quadratic_sums(h, inv, cinv, R, cb, t, ct):
+    """``[sum c h/a, sum c (h/a)^2, sum c (h/a)/a, sum c (h/a) r (each r), sum c 1/a^2, sum c
+    r/a (each)]``, with ``1/a`` (``inv``; ``cinv`` times the counts) and ``r = d/a`` (``R``)
+    given: with the likelihood's sums, those of the products of ``(h, 1, D) / a`` that
+    :func:`quadratic_block` sums (the bound's start), in one pass with the MLE's. ``t``,
+    ``ct``: scratch rows."""
+    hi = np.multiply(h, inv, out=t)
+    chi = hi if cb is None else np.multiply(hi, cb, out=ct)
+    return ([float(chi.sum()), float(np.dot(chi, hi)), float(np.dot(chi, inv))]
+            + [float(np.dot(chi, r)) for r in R] + [float(np.dot(cinv, inv))]
+            + [float(np.dot(cinv, r)) for r in R])
 
 
 def quadratic_block(blk, sc, x, out=None):
@@ -134,12 +189,12 @@ def quadratic_block(blk, sc, x, out=None):
     Y, cY = sc[:m + 2], sc[m + 2:2 * m + 4]
     inv = combine(x, blk.Dt, Y[1], Y[0])
     inv += 1.0
-    np.reciprocal(inv, out=inv)
+    np.divide(1.0, inv, out=inv)
     np.multiply(blk.h, inv, out=Y[0])
     np.multiply(blk.Dt, inv, out=Y[2:])
     cb = blk.c
     sums = gram(Y, Y if cb is None else np.multiply(Y, cb, out=cY))
-    return np.r_[sums.ravel(), [wsum(cb, y) for y in Y]]
+    return np.array(list(sums.ravel()) + [wsum(cb, y) for y in Y])
 
 
 class BoundSums(NamedTuple):
@@ -158,23 +213,24 @@ def bound_block(blk, sc, y, out=None):
     its :class:`BoundSums`; None outside the domain (some ``a <= 0``). ``1/a`` goes to ``out``
     when given (``q`` is proportional to it)."""
     m = blk.Ft.shape[0] + 1
-    R, cR, a = sc[:m], sc[m:2 * m], sc[2 * m]
+    R, cR, a, t = sc[:m], sc[m:2 * m], sc[2 * m], sc[2 * m + 1]
     combine(y[1:], blk.Ft, a, R[0])
     a += blk.h
     a += y[0]
-    if not a.min() > 0:
+    lo = float(a.min())
+    if not lo > 0:
         return None
     cb = blk.c
-    ib = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 1])
-    h_sum = float(np.dot(blk.h, ib)) if cb is None else float(np.dot(np.multiply(blk.h, cb, out=cR[0]), ib))
-    log_sum = wsum(cb, np.log(a, out=a))
-    R[0] = ib
-    np.multiply(blk.Ft, ib, out=R[1:])
+    inv = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 2])
+    h_sum = float(np.dot(blk.h, inv)) if cb is None else float(np.dot(np.multiply(blk.h, cb, out=t), inv))
+    logs = log_sum(cb, a, t, lo)
+    np.multiply(blk.Ft, inv, out=R[1:])
     nb = float(blk.Dt.shape[1]) if cb is None else float(cb.sum())
-    mb = np.array([wsum(cb, r) for r in R]) / nb
-    for r, mr in zip(R, mb):
+    mb = np.array([wsum(cb, inv)] + [wsum(cb, r) for r in R[1:]]) / nb
+    np.subtract(inv, mb[0], out=R[0])  # centred
+    for r, mr in zip(R[1:], mb[1:]):
         r -= mr
-    return BoundSums(log_sum, h_sum, nb, mb, gram(R, R if cb is None else np.multiply(R, cb, out=cR)))
+    return BoundSums(logs, h_sum, nb, mb, gram(R, R if cb is None else np.multiply(R, cb, out=cR)))
 
 
 def merge_moments(p, q):
@@ -194,10 +250,8 @@ def stats_block(blk, sc, out=None):
     block: the sums the programs need besides their passes."""
     cb = blk.c
     h = blk.h
-    return (np.r_[blk.Dt.shape[1] if cb is None else cb.sum(), [wsum(cb, f) for f in blk.Ft],
-                  wsum(cb, h), wsum(cb, np.abs(h, out=sc[0])),
-                  wsum(cb, np.subtract(blk.Ft[0], h, out=sc[0]))],
-            float(h.min()))
+    return (np.array([blk.Dt.shape[1] if cb is None else float(cb.sum())]
+                     + origin_stats(blk, sc[0])), float(h.min()))
 
 
 def merge_stats(p, q):

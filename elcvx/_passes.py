@@ -41,6 +41,40 @@ def wsum(c, x):
     return float(x.sum()) if c is None else float(np.dot(c, x))
 
 
+# log_sum multiplies the terms in groups of LOG_GROUP before taking logs: with every term in
+# [2**-LOG_RANGE, 2**LOG_RANGE], each product (and each partial product) stays a normal float.
+LOG_GROUP = 16
+LOG_RANGE = 62
+
+
+def log_sum(c, a, tmp, lo=None, hi=None):
+    """``sum(c * log(a))`` over a block of positive ``a`` (``c`` None: every count one); ``tmp``
+    a scratch row at least as long as ``a``; ``lo``, ``hi``: ``a``'s least and largest entries
+    if known.
+
+    Without counts, the terms are multiplied in groups of :data:`LOG_GROUP` and one log taken
+    per group: a log costs as much as twenty multiplications, and a product of a group is exact
+    to its rounding (at most one unit in the last place per factor, as each log's), so the sum
+    is as accurate as the sum of the logs. Terms outside ``[2**-62, 2**62]`` (a product could
+    leave the floats' range) and counts (``c log a`` is no product) take the logs one by one."""
+    n = a.size
+    m = n - n % LOG_GROUP
+    lo = a.min() if lo is None else lo
+    hi = a.max() if hi is None else hi
+    if c is not None or m == 0 or not (lo >= 2.0 ** -LOG_RANGE and hi <= 2.0 ** LOG_RANGE):
+        return wsum(c, np.log(a, out=tmp[:n]))
+    half = m >> 1
+    np.multiply(a[:half], a[half:m], out=tmp[:half])
+    while half > m // LOG_GROUP:
+        half >>= 1
+        np.multiply(tmp[:half], tmp[half:2 * half], out=tmp[:half])
+    p = tmp[:half]
+    total = float(np.log(p, out=p).sum())
+    if m < n:
+        total += float(np.log(a[m:], out=tmp[half:half + n - m]).sum())
+    return total
+
+
 def blocks(size):
     """``(start, stop)`` of the blocks of a pass over ``size`` rows."""
     step = max(-(-size // -(-size // BLOCK)), 1) if size else 1  # ceil(size / number of blocks)
