@@ -221,32 +221,41 @@ def loglik_oracle(data, work, value=None, state=None, q=None):
     |log(1 + d x)| + 1) / N``, the terms that cancel in ``f`` (plus one).
 
     With ``state`` (a dict), the solution's sums are read from the last evaluation: ``state``
-    keeps its point (``x``) and :func:`elcvx._oracles.loglik_block`'s sums (``part``: for the
-    MLE, ``value`` None, with the bound's start sums), ``q = 1 / (N (1 + d x))`` goes to ``q``
-    (an array of one entry per row, or None), and an evaluation at the origin keeps the rows'
-    :class:`Stats` sums (``origin``) for a policy's value. Such an oracle takes ``full=True`` to
+    keeps its point (``x``) and :func:`elcvx._oracles.loglik_block`'s sums (``part``), ``q =
+    1 / (N (1 + d x))`` goes to ``q`` (an array of one entry per row, or None), and for the MLE
+    (``value`` None) an evaluation at the origin keeps the rows' :class:`Stats` sums
+    (``origin``, a policy's value) and one near the optimum (where the last Newton decrement
+    was small) the bound's start sums (``extra`` 2). Such an oracle takes ``full=True`` to
     evaluate the origin as any other point (its ``q`` and sums)."""
     n = data.n
-    extras = state is not None and value is None
+    mle = state is not None and value is None
 
     @_quietly
     def oracle(x, full=False):
         work.count(data.rows)
         origin = not full and not np.any(x)
+        extra = 0
+        if mle:
+            extra = int(data.policy) if origin else 1 + bool(state.get("near"))
         if state is not None:
             state.pop("x", None)  # q is about to change
-        part = data.reduce(loglik_block, add, x, value, origin, 1.0 / n,
-                           extras and (not origin or data.policy), out=None if origin else q)
+        part = data.reduce(loglik_block, add, x, value, origin, 1.0 / n, extra,
+                           out=None if origin else q)
         m = len(x)
         if part is None or not np.all(np.isfinite(part[2:3 + m + m * m])):
             return -math.inf, None, None, math.inf
-        g, H = part[3:3 + m], -part[3 + m:3 + m + m * m].reshape(m, m)
+        f, g, H = part[0] / n, part[3:3 + m], -part[3 + m:3 + m + m * m].reshape(m, m)
+        size = (part[1] + 1.0) / n
         if state is not None:
-            if origin and extras:
+            if origin and extra:
                 state["origin"] = part[3 + m + m * m:]
             if not origin:
-                state.update(x=np.array(x, dtype=float), part=part)
-        return part[0] / n, g / n, H / n, (part[1] + 1.0) / n
+                state.update(x=np.array(x, dtype=float), part=part, extra=extra)
+        if mle:  # the unconstrained Newton decrement: small, the next point is about the last
+            with np.errstate(all="ignore"):
+                step = np.linalg.lstsq(-H, g, rcond=None)[0]
+            state["near"] = bool(float(g @ step) <= 1e-6 * size)
+        return f, g, H, size
 
     return oracle
 
@@ -459,27 +468,32 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
         raw(x, full=True)
     m, n = len(x), data.n
     part = state["part"]
-    loglik, mass, moments = float(part[0]), float(part[2]) / n, part[3:3 + m] / n
+    loglik, mass, moments = float(part[0]), float(part[2]), part[3:3 + m]
     sums = ()
     if value is None:
-        tail = part[3 + m + m * m:]  # sum c h / a, then the products of (h, 1, D) / a
-        gram = np.empty((m + 2, m + 2))
-        gram[2:, 2:] = part[3 + m:3 + m + m * m].reshape(m, m)
-        gram[0, 0], gram[0, 1], gram[1, 1] = tail[1], tail[2], tail[3 + m]
-        gram[0, 2:], gram[1, 2:] = tail[3:3 + m], tail[4 + m:4 + 2 * m]
-        gram[1, 0], gram[2:, 0], gram[2:, 1] = gram[0, 1], gram[0, 2:], gram[1, 2:]
-        first = np.r_[tail[0], part[2], part[3:3 + m]]
+        tail = part[3 + m + m * m:]  # sum c q h, then the products of (h, 1, D) / a
         carried = None
         if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
             origin = state.get("origin")
             stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
-            carried = AtTheMLE(n, data.k, stats, (gram, first))
-        sums = (mass, float(part[2] + part[3]) / n, float(tail[0]) / n, carried)
+            carried = AtTheMLE(n, data.k, stats, None if state["extra"] < 2 else _gram_of(part, m, n))
+        sums = (mass, float(part[2] + part[3]), float(tail[0]), carried)
     if status == "optimal":
         status, masses = _certify(np.r_[1.0 - mass, -moments], np.vstack([h, A.T]), A @ x + h)
         if status == "optimal" and value is None and masses.max() > FEAS_TOL:
             status = "optimal (bound)"  # an extra atom carries mass: x is on its constraint
     return x, q, loglik, status, sums
+
+
+def _gram_of(part, m, n):
+    """``(gram, sums)`` of ``(h, 1, D) / a`` at the MLE from its pass's sums (per ``N``)."""
+    H, tail = part[3 + m:3 + m + m * m].reshape(m, m), part[3 + m + m * m:]
+    gram = np.empty((m + 2, m + 2))
+    gram[2:, 2:] = H
+    gram[0, 0], gram[0, 1], gram[1, 1] = tail[1], tail[2], tail[3 + m]
+    gram[0, 2:], gram[1, 2:] = tail[3:3 + m], tail[4 + m:4 + 2 * m]
+    gram[1, 0], gram[2:, 0], gram[2:, 1] = gram[0, 1], gram[0, 2:], gram[1, 2:]
+    return gram * n, np.r_[tail[0], part[2], part[3:3 + m]] * n
 
 
 def _mle_failure(data, why, work):

@@ -41,6 +41,8 @@ def combine(x, rows, out, tmp):
 def gram(R, cR):
     """``cR @ R.T`` by dot products of rows (symmetric: each pair once)."""
     m = len(R)
+    if m == 1:
+        return np.array([[np.dot(cR[0], R[0])]])
     out = np.empty((m, m))
     for a in range(m):
         for b in range(a, m):
@@ -111,37 +113,37 @@ def _features(blk, h_minus):
     return D
 
 
-def loglik_block(blk, sc, x, value, origin, scale=None, quadratic=False, out=None):
-    """The sums of ``sum c log(1 + d x)`` over the block's rows ``d`` (with ``h - value`` as a
-    last feature when ``value`` is not None), flat (:func:`loglik_parts`): ``f``; ``size``,
-    ``sum c |log(1 + d x)|`` (the terms that cancel in ``f``); ``mass``, ``sum c / (1 + d x)``;
-    the gradient ``g``; ``-H``; with ``quadratic``, :func:`quadratic_sums`. None outside the
-    domain. ``q = scale / (1 + d x)`` goes to ``out`` when given.
+def loglik_block(blk, sc, x, value, origin, scale, extra=0, out=None):
+    """The sums of the likelihood ``sum c log(1 + d x)`` over the block's rows ``d`` (with ``h
+    - value`` as a last feature when ``value`` is not None); None outside the domain. With ``a =
+    1 + d x`` and ``q = scale / a`` (to ``out`` when given), flat: ``f``; ``size = sum c |log
+    a|`` (the terms that cancel in ``f``); ``sum c q``; ``sum c q d`` (the gradient, times
+    ``scale``); ``sum c q^2 d d' / scale`` (minus the Hessian, times ``scale``); with ``extra``
+    (an MLE's) ``sum c q h`` and, if it is 2, :func:`quadratic_sums`.
 
-    ``origin``: ``x = 0``, where every ``1 + d x`` is 1 (no log, no division: the MLE's
-    start); ``quadratic`` then adds :func:`origin_stats` instead. ``f`` is ``sum c log1p(d x)``
-    to rounding: the log of the rounded ``a = 1 + d x`` (:func:`elcvx._passes.log_sum`) plus
-    the rounding's error over ``a``, found exactly."""
+    ``origin``: ``x = 0``, where every ``a`` is 1 (no log, no division: the MLE's start);
+    ``extra`` then adds :func:`origin_stats` instead. ``f`` is ``sum c log1p(d x)`` to
+    rounding: the log of the rounded ``a`` (:func:`elcvx._passes.log_sum`) plus the rounding's
+    error over ``a``, found exactly."""
     m = len(x)
     R, cR = sc[:m], sc[m:2 * m]
-    s, a, inv, t1, e, t2, t3 = sc[2 * m:2 * m + 7]
+    s, a, qb, t1, e, t2, t3 = sc[2 * m:2 * m + 7]
     D = _features(blk, None if value is None else (value, e))
     cb = blk.c
     if origin:
         H = gram(D, D if cb is None else [np.multiply(d, cb, out=r) for d, r in zip(D, cR)])
-        head = [0.0, 0.0, blk.Dt.shape[1] if cb is None else float(cb.sum())]
-        tail = origin_stats(blk, t1) if quadratic else []
-        return np.array(head + [wsum(cb, d) for d in D] + list(H.ravel()) + tail)
+        head = [blk.Dt.shape[1] if cb is None else float(cb.sum())] + [wsum(cb, d) for d in D]
+        tail = origin_stats(blk, t1) if extra else []
+        return np.array([0.0, 0.0] + [scale * t for t in head] + list(scale * H.ravel()) + tail)
     combine(x, D, s, t1)
     lo, hi = float(s.min()), float(s.max())
     if not lo > -1.0:
         return None
     np.add(s, 1.0, out=a)
-    np.divide(1.0, a, out=inv)
-    if out is not None:
-        np.multiply(inv, scale, out=out)
+    q = np.divide(scale, a, out=out if out is not None else qb)
     f = log_sum(cb, a, t1, 1.0 + lo, 1.0 + hi)
-    size = log_sum(cb, np.maximum(a, inv, out=t1), t2, 1.0, max(1.0 + hi, 1.0 / (1.0 + lo)))
+    # sum |log a| = 2 sum log max(a, 1) - sum log a
+    size = 2.0 * log_sum(cb, np.maximum(a, 1.0, out=t1), t2, 1.0, max(1.0, 1.0 + hi)) - f
     # The rounding error of a = 1 + s, exactly: s - (a - 1) where |s| <= 1 (Dekker's), else
     # Knuth's (1 - (a - (a - 1))) + (s - (a - 1)).
     err = np.subtract(a, 1.0, out=t1)
@@ -151,14 +153,15 @@ def loglik_block(blk, sc, x, value, origin, scale=None, quadratic=False, out=Non
         one = np.subtract(a, err, out=t2)
         np.subtract(s, err, out=err)
         err += np.subtract(1.0, one, out=one)
-    cinv = inv if cb is None else np.multiply(inv, cb, out=t2)
-    f += float(np.dot(err, cinv))
+    cq = q if cb is None else np.multiply(q, cb, out=t2)
+    f += float(np.dot(err, cq)) / scale
     for d, r in zip(D, R):
-        np.multiply(d, inv, out=r)  # d / (1 + d x)
-    H = gram(R, R if cb is None else np.multiply(R, cb, out=cR))
-    head = [f, size, float(cinv.sum())]
-    tail = quadratic_sums(blk.h, inv, cinv, R, cb, t1, t3) if quadratic else []
-    return np.array(head + [wsum(cb, r) for r in R] + list(H.ravel()) + tail)
+        np.multiply(d, q, out=r)  # scale d / a
+    H = gram(R, R if cb is None else np.multiply(R, cb, out=cR)) / scale
+    head = [f, size, wsum(None, cq)] + [wsum(cb, r) for r in R] + list(H.ravel())
+    if extra:
+        head += quadratic_sums(blk.h, q, cq, R, cb, scale, t1, t3, full=extra > 1)
+    return np.array(head)
 
 
 def origin_stats(blk, tmp):
@@ -169,17 +172,18 @@ def origin_stats(blk, tmp):
             wsum(cb, np.subtract(blk.Ft[0], h, out=tmp))])
 
 
-def quadratic_sums(h, inv, cinv, R, cb, t, ct):
-    """``[sum c h/a, sum c (h/a)^2, sum c (h/a)/a, sum c (h/a) r (each r), sum c 1/a^2, sum c
-    r/a (each)]``, with ``1/a`` (``inv``; ``cinv`` times the counts) and ``r = d/a`` (``R``)
-    given: with the likelihood's sums, those of the products of ``(h, 1, D) / a`` that
-    :func:`quadratic_block` sums (the bound's start), in one pass with the MLE's. ``t``,
-    ``ct``: scratch rows."""
-    hi = np.multiply(h, inv, out=t)
-    chi = hi if cb is None else np.multiply(hi, cb, out=ct)
-    return ([float(chi.sum()), float(np.dot(chi, hi)), float(np.dot(chi, inv))]
-            + [float(np.dot(chi, r)) for r in R] + [float(np.dot(cinv, inv))]
-            + [float(np.dot(cinv, r)) for r in R])
+def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
+    """``sum c q h``, and with ``full`` ``sum c (qh)^2, sum c (qh) q, sum c (qh) r (each r),
+    sum c q^2, sum c q r (each)``, over ``scale``, with ``q`` (``cq`` times the counts) and
+    ``r = q d`` (``R``) given: with the likelihood's sums, those of the products of ``(h, 1,
+    D) / a`` that :func:`quadratic_block` sums (the bound's start, from the MLE's pass).
+    ``t``, ``ct``: scratch rows."""
+    if not full:
+        return [float(np.dot(h, cq))]
+    hq = np.multiply(h, q, out=t)
+    chq = hq if cb is None else np.multiply(hq, cb, out=ct)
+    return ([wsum(None, chq)] + [float(np.dot(chq, y)) / scale for y in (hq, q, *R)]
+            + [float(np.dot(cq, y)) / scale for y in (q, *R)])
 
 
 def quadratic_block(blk, sc, x, out=None):
