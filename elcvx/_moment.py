@@ -236,7 +236,7 @@ def loglik_oracle(data, work, value=None, state=None, q=None):
         origin = not full and not np.any(x)
         extra = 0
         if mle:
-            extra = int(data.policy) if origin else 1 + bool(state.get("near"))
+            extra = (data.policy + 2 * (len(x) == 1)) if origin else 1 + bool(state.get("near"))
         if state is not None:
             state.pop("x", None)  # q is about to change
         part = data.reduce(loglik_block, add, x, value, origin, 1.0 / n, extra,
@@ -248,7 +248,8 @@ def loglik_oracle(data, work, value=None, state=None, q=None):
         size = (part[1] + 1.0) / n
         if state is not None:
             if origin and extra:
-                state["origin"] = part[3 + m + m * m:]
+                state["origin"] = part[3 + m + m * m:]  # (powers,) stats
+                state["origin_g_H"] = part[3:3 + m + m * m]
             if not origin:
                 state.update(x=np.array(x, dtype=float), part=part, extra=extra)
         if mle:  # the unconstrained Newton decrement: small, the next point is about the last
@@ -461,6 +462,8 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
     else:
         # (Where x0 is outside the domain, the segment from the origin, where every term is 0.)
         x = _start(A, h, x0, oracle, anchor=np.zeros_like(x0))
+        if x is not None and not np.any(x) and "origin_g_H" in state and len(x) == 1:
+            x = _series_start(oracle, state, A, h, x)
     if x is None:
         return None, None, math.nan, "no feasible start" + (" (the point given)" if given else ""), ()
     x, _, status = _solve(oracle, x, A, h, max_iter)
@@ -475,6 +478,7 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
         carried = None
         if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
             origin = state.get("origin")
+            origin = None if origin is None else origin[4 * (m == 1):]  # (past the powers)
             stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
             carried = AtTheMLE(n, data.k, stats, None if state["extra"] < 2 else _gram_of(part, m, n))
         sums = (mass, float(part[2] + part[3]), float(tail[0]), carried)
@@ -483,6 +487,39 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
         if status == "optimal" and value is None and masses.max() > FEAS_TOL:
             status = "optimal (bound)"  # an extra atom carries mass: x is on its constraint
     return x, q, loglik, status, sums
+
+
+def _series_start(oracle, state, A, h, x0):
+    """The one-feature MLE's start past the origin: the root of its gradient's series
+    ``sum c d / (1 + d x) = sum_j (-x)^j sum c d^(j+1)`` to the sixth power (the origin's pass
+    summed the powers), where its truncation moves the root by less than 1e-8: one Newton step
+    from there ends at the MLE, where two from the origin would not (at large N the MLE is
+    near the origin, ``beta* ~ N^(-1/2)``).
+    The origin ``x0`` where the series does not settle, the root is infeasible or outside the
+    domain (one pass lost)."""
+    M = np.r_[state["origin_g_H"], state["origin"][:4]]  # sum c d^j / N, j = 1..6
+    if not (np.all(np.isfinite(M)) and M[1] > 0):
+        return x0
+    signs = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    x = 0.0
+    for _ in range(30):
+        terms = signs * M * x ** np.arange(6)
+        slope = float(np.sum(signs[1:] * M[1:] * np.arange(1, 6) * x ** np.arange(5)))
+        if not slope < 0:
+            return x0
+        step = -float(terms.sum()) / slope
+        x += step
+        if abs(step) <= 1e-15 * abs(x):
+            break
+    else:
+        return x0
+    # The truncation, about the next term M7 x^6 <= |M6 x^5| |x| sqrt(M6 / M4), moves the root
+    # by that over M2: within 1e-8, one Newton step from the root ends at rounding.
+    x1 = np.array([x])
+    off = abs(M[5] * x ** 5) * abs(x) * math.sqrt(M[5] / M[3]) / M[1] if M[3] > 0 else math.inf
+    if not (x and off <= 1e-8 and np.all(A @ x1 + h >= 0) and math.isfinite(oracle(x1)[0])):
+        return x0
+    return x1
 
 
 def _gram_of(part, m, n):

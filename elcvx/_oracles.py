@@ -122,7 +122,8 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, out=None):
     (an MLE's) ``sum c q h`` and, if it is 2, :func:`quadratic_sums`.
 
     ``origin``: ``x = 0``, where every ``a`` is 1 (no log, no division: the MLE's start);
-    ``extra`` then adds :func:`origin_stats` instead. ``f`` is ``sum c log1p(d x)`` to
+    ``extra`` then adds :func:`powers` (times ``scale``; if ``extra & 2``) and
+    :func:`origin_stats` (if ``extra & 1``) instead. ``f`` is ``sum c log1p(d x)`` to
     rounding: the log of the rounded ``a`` (:func:`elcvx._passes.log_sum`) plus the rounding's
     error over ``a``, found exactly."""
     m = len(x)
@@ -131,10 +132,12 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, out=None):
     D = _features(blk, None if value is None else (value, e))
     cb = blk.c
     if origin:
-        H = gram(D, D if cb is None else [np.multiply(d, cb, out=r) for d, r in zip(D, cR)])
+        cD = D if cb is None else [np.multiply(d, cb, out=r) for d, r in zip(D, cR)]
+        H = gram(D, cD)
         head = [blk.Dt.shape[1] if cb is None else float(cb.sum())] + [wsum(cb, d) for d in D]
-        tail = origin_stats(blk, t1) if extra else []
-        return np.array([0.0, 0.0] + [scale * t for t in head] + list(scale * H.ravel()) + tail)
+        head += list(H.ravel()) + (powers(D[0], cD[0], cb, t1, t2, t3) if extra & 2 else [])
+        tail = origin_stats(blk, t1) if extra & 1 else []
+        return np.array([0.0, 0.0] + [scale * t for t in head] + tail)
     combine(x, D, s, t1)
     lo, hi = float(s.min()), float(s.max())
     if not lo > -1.0:
@@ -162,6 +165,16 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, out=None):
     if extra:
         head += quadratic_sums(blk.h, q, cq, R, cb, scale, t1, t3, full=extra > 1)
     return np.array(head)
+
+
+def powers(d, cd, cb, t1, t2, t3):
+    """``[sum c d^3, sum c d^4, sum c d^5, sum c d^6]`` (``cd = c d``; the one-feature MLE's
+    series start, :func:`elcvx._moment._series_start`)."""
+    p2 = np.multiply(d, d, out=t1)
+    cp2 = p2 if cb is None else np.multiply(p2, cb, out=t2)
+    p3 = np.multiply(p2, d, out=t3)
+    out = [float(np.dot(cp2, d)), float(np.dot(cp2, p2)), float(np.dot(cp2, p3))]
+    return out + [float(np.dot(p3, p3 if cb is None else np.multiply(p3, cb, out=t2)))]
 
 
 def origin_stats(blk, tmp):
