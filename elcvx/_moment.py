@@ -81,6 +81,7 @@ class Moments:
             self.nonnegative = not np.any(self._h < 0)
         self.rows = self.w.size
         self._scratch, self._stats = None, None
+        self._w_span = getattr(sample, "_w_span", None)
 
     #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
     in_memory = True
@@ -109,8 +110,15 @@ class Moments:
         policy = self._u if self.policy else None
         parts = row_blocks(self.w, self.Ft, self.Gt, self.b, self.c, sc[rows:],
                            h=self._h if policy is None else None, u=policy,
-                           upper=self.side == "upper")
+                           upper=self.side == "upper", features=getattr(kernel, "reads_D", True))
         return fold_blocks(kernel, merge, parts, params, sc[:rows], out)
+
+    @property
+    def w_span(self):
+        """The least and largest weight (from the sample's validation, or one pass, kept)."""
+        if self._w_span is None:
+            self._w_span = float(self.w.min()), float(self.w.max())
+        return self._w_span
 
     def stats(self):
         """:class:`Stats` of the rows (one pass, kept; or from the MLE's, :class:`AtTheMLE`)."""
@@ -240,6 +248,7 @@ def loglik_oracle(data, work, value=None, state=None, q=None):
         if state is not None:
             state.pop("x", None)  # q is about to change
         part = data.reduce(loglik_block, add, x, value, origin, 1.0 / n, extra,
+                           None if origin or value is not None else _likelihood_span(data, x),
                            out=None if origin else q)
         m = len(x)
         if part is None or not np.all(np.isfinite(part[2:3 + m + m * m])):
@@ -278,7 +287,7 @@ def bound_oracle(data, K, lin, work, floor=0.0):
     def oracle(y):
         work.count(data.rows)
         state.clear()  # inv is about to change
-        part = data.reduce(bound_block, merge_moments, y, out=inv)
+        part = data.reduce(bound_block, merge_moments, y, _bound_span(data, y), out=inv)
         if part is None:
             return -math.inf, None, None, math.inf
         kg = K * math.exp(part.log_sum / n)
@@ -289,6 +298,27 @@ def bound_oracle(data, K, lin, work, floor=0.0):
                 kg + abs(float(lin @ y)) + floor)
 
     return oracle, state
+
+
+def _likelihood_span(data, x):
+    """The least and largest ``d x`` over the rows, exactly, for one feature ``d = w - 1`` in
+    memory (the same roundings, at the least and largest ``w``); else None."""
+    if len(x) != 1 or not data.in_memory:
+        return None
+    ends = (np.array(data.w_span) - 1.0) * x[0]
+    return float(ends.min()), float(ends.max())
+
+
+def _bound_span(data, y):
+    """Bounds ``(lo, hi)`` on every row's ``a = gamma + beta w + h`` with ``lo > 0``, for a
+    policy's value in memory without constraints (``0 <= h <= w``, each ``w`` in its span,
+    with a margin for ``a``'s roundings); else None (each block finds its own)."""
+    if len(y) != 2 or not (data.in_memory and data.policy):
+        return None
+    ends = np.outer(y[1] + np.array([0.0, 1.0]), data.w_span).ravel()
+    margin = 4e-16 * (abs(y[0]) + (abs(y[1]) + 1.0) * max(map(abs, data.w_span)))
+    lo, hi = y[0] + float(ends.min()) - margin, y[0] + float(ends.max()) + margin
+    return (lo, hi) if lo > 0 and math.isfinite(hi) else None
 
 
 def model_of(sample, constraints, atoms=None, side="lower"):

@@ -76,19 +76,21 @@ def fold_blocks(kernel, merge, parts, params, sc, out=None):
     return acc
 
 
-def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False):
+def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False, features=True):
     """``(start, stop, Block)`` for each block of a model's rows, its features built block by
     block (each is read once from memory, as a stored copy would be, and none is kept): ``D``
     (rows ``w - 1, g - b``) in the scratch rows ``sc`` (``2 + k`` rows), and ``h`` sliced from
     ``h`` or, for a policy's value, built there as ``w u`` (``w (1 - u)`` on the ``upper``
-    side); ``Ft``, ``Gt`` and ``c`` are sliced."""
+    side); ``Ft``, ``Gt`` and ``c`` are sliced. Without ``features``, ``D`` is None (a kernel
+    that reads none, ``kernel.reads_D = False``)."""
     k = len(b)
     for i, j in blocks(w.size):
         wb = w[i:j]
-        Dt = sc[:1 + k, :j - i]
-        np.subtract(wb, 1.0, out=Dt[0])
-        if k:
-            np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
+        Dt = sc[:1 + k, :j - i] if features else None
+        if features:
+            np.subtract(wb, 1.0, out=Dt[0])
+            if k:
+                np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
         if h is None:
             hb = np.multiply(wb, u[i:j], out=sc[1 + k, :j - i])
             if upper:
@@ -113,7 +115,7 @@ def _features(blk, h_minus):
     return D
 
 
-def loglik_block(blk, sc, x, value, origin, scale, extra=0, out=None):
+def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None):
     """The sums of the likelihood ``sum c log(1 + d x)`` over the block's rows ``d`` (with ``h
     - value`` as a last feature when ``value`` is not None); None outside the domain. With ``a =
     1 + d x`` and ``q = scale / a`` (to ``out`` when given), flat: ``f``; ``size = sum c |log
@@ -125,7 +127,8 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, out=None):
     ``extra`` then adds :func:`powers` (times ``scale``; if ``extra & 2``) and
     :func:`origin_stats` (if ``extra & 1``) instead. ``f`` is ``sum c log1p(d x)`` to
     rounding: the log of the rounded ``a`` (:func:`elcvx._passes.log_sum`) plus the rounding's
-    error over ``a``, found exactly."""
+    error over ``a``, found exactly. ``span``: the least and largest ``d x`` over all rows, if
+    known (no reduction per block then)."""
     m = len(x)
     R, cR = sc[:m], sc[m:2 * m]
     s, a, qb, t1, e, t2, t3 = sc[2 * m:2 * m + 7]
@@ -136,10 +139,12 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, out=None):
         H = gram(D, cD)
         head = [blk.Dt.shape[1] if cb is None else float(cb.sum())] + [wsum(cb, d) for d in D]
         head += list(H.ravel()) + (powers(D[0], cD[0], cb, t1, t2, t3) if extra & 2 else [])
-        tail = origin_stats(blk, t1) if extra & 1 else []
+        tail = []
+        if extra & 1:  # (a policy's value: h >= 0)
+            tail = [wsum(cb, f) for f in blk.Ft] + origin_stats(blk, t1, nonnegative=True)
         return np.array([0.0, 0.0] + [scale * t for t in head] + tail)
     combine(x, D, s, t1)
-    lo, hi = float(s.min()), float(s.max())
+    lo, hi = (float(s.min()), float(s.max())) if span is None else span
     if not lo > -1.0:
         return None
     np.add(s, 1.0, out=a)
@@ -177,12 +182,13 @@ def powers(d, cd, cb, t1, t2, t3):
     return out + [float(np.dot(p3, p3 if cb is None else np.multiply(p3, cb, out=t2)))]
 
 
-def origin_stats(blk, tmp):
-    """``[sum c F (each row), sum c h, sum c |h|, sum c (w - h)]`` over a block (the sums of
-    :class:`~elcvx._moment.Stats`)."""
+def origin_stats(blk, tmp, nonnegative=False):
+    """``[sum c h, sum c |h|, sum c (w - h)]`` over a block (with ``sum c F``, the sums of
+    :class:`~elcvx._moment.Stats`); ``nonnegative``: ``h >= 0`` is known."""
     cb, h = blk.c, blk.h
-    return ([wsum(cb, f) for f in blk.Ft] + [wsum(cb, h), wsum(cb, np.abs(h, out=tmp)),
-            wsum(cb, np.subtract(blk.Ft[0], h, out=tmp))])
+    hs = wsum(cb, h)
+    return [hs, hs if nonnegative else wsum(cb, np.abs(h, out=tmp)),
+            wsum(cb, np.subtract(blk.Ft[0], h, out=tmp))]
 
 
 def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
@@ -225,24 +231,25 @@ class BoundSums(NamedTuple):
     scatter: np.ndarray
 
 
-def bound_block(blk, sc, y, out=None):
+def bound_block(blk, sc, y, span=None, out=None):
     """The bound's pass at ``y = (gamma, beta, lambda)`` over a block: ``a = F y + h``, and
     its :class:`BoundSums`; None outside the domain (some ``a <= 0``). ``1/a`` goes to ``out``
-    when given (``q`` is proportional to it)."""
+    when given (``q`` is proportional to it). ``span``: bounds ``(lo, hi)`` on every row's
+    ``a`` with ``lo > 0``, if known (no reduction per block then). Reads no ``D``."""
     m = blk.Ft.shape[0] + 1
     R, cR, a, t = sc[:m], sc[m:2 * m], sc[2 * m], sc[2 * m + 1]
     combine(y[1:], blk.Ft, a, R[0])
     a += blk.h
     a += y[0]
-    lo = float(a.min())
+    lo, hi = (float(a.min()), None) if span is None else span
     if not lo > 0:
         return None
     cb = blk.c
     inv = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 2])
     h_sum = float(np.dot(blk.h, inv)) if cb is None else float(np.dot(np.multiply(blk.h, cb, out=t), inv))
-    logs = log_sum(cb, a, t, lo)
+    logs = log_sum(cb, a, t, lo, hi)
     np.multiply(blk.Ft, inv, out=R[1:])
-    nb = float(blk.Dt.shape[1]) if cb is None else float(cb.sum())
+    nb = float(a.size) if cb is None else float(cb.sum())
     mb = np.array([wsum(cb, inv)] + [wsum(cb, r) for r in R[1:]]) / nb
     np.subtract(inv, mb[0], out=R[0])  # centred
     for r, mr in zip(R[1:], mb[1:]):
@@ -262,13 +269,16 @@ def merge_moments(p, q):
                     p.scatter + (q.scatter + np.outer(delta, delta) * (p.total * q.total / total)))
 
 
+bound_block.reads_D = False
+
+
 def stats_block(blk, sc, out=None):
     """``([sum c, sum c F (each row), sum c h, sum c |h|, sum c (w - h)], min h)`` over a
     block: the sums the programs need besides their passes."""
     cb = blk.c
     h = blk.h
-    return (np.array([blk.Dt.shape[1] if cb is None else float(cb.sum())]
-                     + origin_stats(blk, sc[0])), float(h.min()))
+    return (np.array([blk.h.size if cb is None else float(cb.sum())]
+                     + [wsum(cb, f) for f in blk.Ft] + origin_stats(blk, sc[0])), float(h.min()))
 
 
 def merge_stats(p, q):

@@ -187,7 +187,7 @@ class Sample(RewardScale):
         else:
             n = float(w.size)
         for name, value in (("w", w), ("r", r), ("counts", counts), ("wmin", wmin), ("wmax", wmax),
-                            ("rmin", rmin), ("rmax", rmax), ("n", n)):
+                            ("rmin", rmin), ("rmax", rmax), ("n", n), ("_w_span", w_span)):
             object.__setattr__(self, name, value)
 
     # -- derived views -------------------------------------------------------------------------
