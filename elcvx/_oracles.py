@@ -12,6 +12,7 @@ narrow array, and nothing is copied per pass.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -66,14 +67,20 @@ def fold(kernel, merge, Dt, Ft, h, c, params, sc, out=None):
 
 
 def fold_blocks(kernel, merge, parts, params, sc, out=None):
-    """:func:`fold` over ``parts``, ``(start, stop, Block)`` for each block of the rows."""
-    acc = None
+    """:func:`fold` over ``parts``, ``(start, stop, Block)`` for each block of the rows. A
+    kernel with a ``combine`` (of the list of its blocks' partials) is folded by it at the end,
+    not by ``merge`` block by block (which then merges folds)."""
+    combine_all = getattr(kernel, "combine", None)
+    acc = [] if combine_all else None
     for i, j, blk in parts:
         part = kernel(blk, sc[:, :j - i], *params, out=None if out is None else out[i:j])
         if part is None:
             return None
-        acc = part if acc is None else merge(acc, part)
-    return acc
+        if combine_all:
+            acc.append(part)
+        else:
+            acc = part if acc is None else merge(acc, part)
+    return combine_all(acc) if combine_all and acc else acc
 
 
 def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False, features=True):
@@ -221,8 +228,8 @@ def quadratic_block(blk, sc, x, out=None):
 
 
 class BoundSums(NamedTuple):
-    """A bound pass's partial: ``sum c log a``, ``sum c h / a``, and the count, mean and
-    centred scatter of ``r = F / a`` (``F = (1, w, g)``) under the weights ``c``."""
+    """A bound pass's sums: ``sum c log a``, ``sum c h / a``, and the count, mean and centred
+    scatter of ``r = F / a`` (``F = (1, w, g)``) under the weights ``c``."""
 
     log_sum: float
     h_sum: float
@@ -230,12 +237,30 @@ class BoundSums(NamedTuple):
     mean: np.ndarray
     scatter: np.ndarray
 
+    @classmethod
+    def of(cls, part):
+        """The sums from :func:`bound_block`'s rows, one per block: the scatter is the blocks'
+        own, centred on their means, plus that of their means about the mean (exact to
+        rounding, as a two-pass variance; one numpy expression instead of a merge per
+        block)."""
+        rows = np.array(part)
+        m = (math.isqrt(4 * rows.shape[1] - 11) - 1) // 2  # (3 + m + m^2 entries)
+        totals, means = rows[:, 2], rows[:, 3:3 + m]
+        total = float(totals.sum())
+        mean = totals @ means / total
+        dev = means - mean
+        scatter = rows[:, 3 + m:].sum(axis=0).reshape(m, m) + (dev * totals[:, None]).T @ dev
+        return cls(float(rows[:, 0].sum()), float(rows[:, 1].sum()), total, mean, scatter)
+
 
 def bound_block(blk, sc, y, span=None, out=None):
-    """The bound's pass at ``y = (gamma, beta, lambda)`` over a block: ``a = F y + h``, and
-    its :class:`BoundSums`; None outside the domain (some ``a <= 0``). ``1/a`` goes to ``out``
-    when given (``q`` is proportional to it). ``span``: bounds ``(lo, hi)`` on every row's
-    ``a`` with ``lo > 0``, if known (no reduction per block then). Reads no ``D``."""
+    """The bound's pass at ``y = (gamma, beta, lambda)`` over a block: ``a = F y + h`` and
+    ``[sum c log a, sum c h / a, sum c, mean of r (each), the scatter of r about it (flat)]``
+    of ``r = F / a`` (a fold's blocks' rows are summed at once by :meth:`BoundSums.of`, its
+    ``combine``, and folds merged by :func:`merge_moments`); None outside
+    the domain (some ``a <= 0``). ``1/a`` goes to ``out`` when given (``q`` is proportional to
+    it). ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
+    reduction per block then). Reads no ``D``."""
     m = blk.Ft.shape[0] + 1
     R, cR, a, t = sc[:m], sc[m:2 * m], sc[2 * m], sc[2 * m + 1]
     combine(y[1:], blk.Ft, a, R[0])
@@ -250,11 +275,12 @@ def bound_block(blk, sc, y, span=None, out=None):
     logs = log_sum(cb, a, t, lo, hi)
     np.multiply(blk.Ft, inv, out=R[1:])
     nb = float(a.size) if cb is None else float(cb.sum())
-    mb = np.array([wsum(cb, inv)] + [wsum(cb, r) for r in R[1:]]) / nb
+    mb = [wsum(cb, inv) / nb] + [wsum(cb, r) / nb for r in R[1:]]
     np.subtract(inv, mb[0], out=R[0])  # centred
     for r, mr in zip(R[1:], mb[1:]):
         r -= mr
-    return BoundSums(logs, h_sum, nb, mb, gram(R, R if cb is None else np.multiply(R, cb, out=cR)))
+    H = gram(R, R if cb is None else np.multiply(R, cb, out=cR))
+    return [logs, h_sum, nb] + mb + list(H.ravel())
 
 
 def merge_moments(p, q):
@@ -270,6 +296,7 @@ def merge_moments(p, q):
 
 
 bound_block.reads_D = False
+bound_block.combine = BoundSums.of
 
 
 def stats_block(blk, sc, out=None):
