@@ -509,7 +509,8 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
         carried = None
         if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
             origin = state.get("origin")
-            origin = None if origin is None else origin[4 * (m == 1):]  # (past the powers)
+            if origin is not None and m == 1:
+                origin = origin[SERIES_TERMS - 2:]  # (past the powers)
             stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
             carried = AtTheMLE(n, data.k, stats, None if state["extra"] < 2 else _gram_of(part, m, n))
         sums = (mass, float(part[2] + part[3]), float(tail[0]), carried)
@@ -520,35 +521,43 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
     return x, q, loglik, status, sums
 
 
+#: The powers of ``d`` the origin's pass sums for the series start (:func:`_series_start`).
+SERIES_TERMS = 10
+
+
 def _series_start(oracle, state, A, h, x0):
     """The one-feature MLE's start past the origin: the root of its gradient's series
-    ``sum c d / (1 + d x) = sum_j (-x)^j sum c d^(j+1)`` to the sixth power (the origin's pass
-    summed the powers), where its truncation moves the root by less than 1e-8: one Newton step
-    from there ends at the MLE, where two from the origin would not (at large N the MLE is
-    near the origin, ``beta* ~ N^(-1/2)``).
-    The origin ``x0`` where the series does not settle, the root is infeasible or outside the
-    domain (one pass lost)."""
-    M = np.r_[state["origin_g_H"], state["origin"][:4]]  # sum c d^j / N, j = 1..6
-    if not (np.all(np.isfinite(M)) and M[1] > 0):
+    ``sum c d / (1 + d x) = sum_j (-x)^j sum c d^(j+1)`` to the tenth power (the origin's pass
+    summed the powers), where its truncation moves the root by less than 1e-8: there one Newton
+    step ends at the MLE, where two from the origin would not, and at large N (where the MLE is
+    near the origin, ``beta* ~ N^(-1/2)``) the root is the MLE to its tolerance (its pass is
+    the last: it sums the bounds' start, ``near``). The origin ``x0`` where the series does not
+    settle, the root is infeasible or outside the domain (one pass lost)."""
+    M = np.r_[state["origin_g_H"], state["origin"][:SERIES_TERMS - 2]]  # sum c d^j / N
+    if not (np.all(np.isfinite(M)) and M[1] > 0 and M[-3] > 0):
         return x0
-    signs = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    j = np.arange(SERIES_TERMS)
+    signs = (-1.0) ** j
     x = 0.0
     for _ in range(30):
-        terms = signs * M * x ** np.arange(6)
-        slope = float(np.sum(signs[1:] * M[1:] * np.arange(1, 6) * x ** np.arange(5)))
+        value = float(np.sum(signs * M * x ** j))
+        slope = float(np.sum(signs[1:] * M[1:] * j[1:] * x ** j[:-1]))
         if not slope < 0:
             return x0
-        step = -float(terms.sum()) / slope
+        step = -value / slope
         x += step
         if abs(step) <= 1e-15 * abs(x):
             break
     else:
         return x0
-    # The truncation, about the next term M7 x^6 <= |M6 x^5| |x| sqrt(M6 / M4), moves the root
-    # by that over M2: within 1e-8, one Newton step from the root ends at rounding.
+    # The truncation, about the next term, at most |M_10 x^9| |x| sqrt(M_10 / M_8), moves the
+    # root by that over M_2.
     x1 = np.array([x])
-    off = abs(M[5] * x ** 5) * abs(x) * math.sqrt(M[5] / M[3]) / M[1] if M[3] > 0 else math.inf
-    if not (x and off <= 1e-8 and np.all(A @ x1 + h >= 0) and math.isfinite(oracle(x1)[0])):
+    off = abs(M[-1] * x ** (SERIES_TERMS - 1) * x) * math.sqrt(M[-1] / M[-3]) / M[1]
+    if not (x and off <= 1e-8 and np.all(A @ x1 + h >= 0)):
+        return x0
+    state["near"] = True
+    if not math.isfinite(oracle(x1)[0]):
         return x0
     return x1
 

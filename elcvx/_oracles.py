@@ -197,13 +197,23 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
 
 
 def powers(d, cd, cb, t1, t2, t3):
-    """``[sum c d^3, sum c d^4, sum c d^5, sum c d^6]`` (``cd = c d``; the one-feature MLE's
-    series start, :func:`elcvx._moment._series_start`)."""
+    """``[sum c d^j for j = 3 .. 10]`` (``cd = c d``; the one-feature MLE's series start,
+    :func:`elcvx._moment._series_start`)."""
     p2 = np.multiply(d, d, out=t1)
     cp2 = p2 if cb is None else np.multiply(p2, cb, out=t2)
     p3 = np.multiply(p2, d, out=t3)
-    out = [float(np.dot(cp2, d)), float(np.dot(cp2, p2)), float(np.dot(cp2, p3))]
-    return out + [float(np.dot(p3, p3 if cb is None else np.multiply(p3, cb, out=t2)))]
+    out = [np.dot(cp2, d), np.dot(cp2, p2), np.dot(cp2, p3)]
+    cp3 = p3 if cb is None else np.multiply(p3, cb, out=t2)
+    out.append(np.dot(cp3, p3))
+    p4 = np.multiply(p2, p2, out=t1)  # (p2 no longer needed)
+    out += [np.dot(cp3, p4)]
+    cp4 = p4 if cb is None else np.multiply(p4, cb, out=t2)
+    out.append(np.dot(cp4, p4))
+    p5 = np.multiply(p4, d, out=t3)  # (p3 no longer needed)
+    out += [np.dot(cp4, p5)]
+    cp5 = p5 if cb is None else np.multiply(p5, cb, out=t2)
+    out.append(np.dot(cp5, p5))
+    return [float(t) for t in out]
 
 
 def origin_stats(blk, tmp, nonnegative=False):
