@@ -202,7 +202,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
 
 def powers(d, cd, cb, t1, t2, t3):
     """``[sum c d^j for j = 3 .. 10]`` (``cd = c d``; the one-feature MLE's series start,
-    :func:`elcvx._moment._series_start`)."""
+    :func:`elcvx._starts._series_start`)."""
     p2 = np.multiply(d, d, out=t1)
     cp2 = p2 if cb is None else np.multiply(p2, cb, out=t2)
     p3 = np.multiply(p2, d, out=t3)
@@ -245,7 +245,7 @@ def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
 
 def quadratic_block(blk, sc, x, out=None):
     """The sums of products of ``(h, 1, D) / (1 + D x)`` over the block (the bound's start,
-    :func:`elcvx._moment._quadratic_start`): ``[gram (flat), sums]``."""
+    :func:`elcvx._starts._quadratic_start`): ``[gram (flat), sums]``."""
     m = blk.Dt.shape[0]
     Y, cY = sc[:m + 2], sc[m + 2:2 * m + 4]
     inv = combine(x, blk.Dt, Y[1], Y[0])
