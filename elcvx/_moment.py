@@ -8,8 +8,9 @@ atoms' constraints that hold at equality, each one pass over the rows (value, gr
 and the size of the objective's terms together: the oracles below), so that a solve takes a
 handful of passes. The atoms' constraints are few and the optimum usually sits on some of them
 (an atom carrying mass), which an active-set method lands on exactly, where an interior-point
-method only approaches them. The bound starts from the profile's quadratic approximation at
-the MLE (one pass). The cvxpy path certifies Clarabel's dual points with the same functions,
+method only approaches them. The MLE with one feature starts from the root of its gradient's
+series, the bound from the profile's quadratic approximation at the MLE, from sums of the MLE's
+own passes (:mod:`elcvx._starts`). The cvxpy path certifies Clarabel's dual points with the same functions,
 started from those points (:mod:`elcvx._cvx`).
 
 The primal weights ``q`` follow from the dual point, and the result is **certified**
@@ -31,9 +32,11 @@ from scipy.optimize import nnls
 
 from . import constraints as mc
 from ._active_set import MAX_ITER, maximize, memo
-from ._oracles import (add, bound_block, fold, likelihood_block, loglik_block, merge_moments,
-                       merge_stats, quadratic_block, scratch_rows, stats_block)
+from ._oracles import (add, bound_block, fold_blocks, loglik_block, merge_moments, merge_stats,
+                       row_blocks, scratch_rows, stats_block)
 from ._passes import FEAS_TOL, GAP_TOL, Work, scratch
+from ._starts import (SERIES_TERMS, _given_start, _gram_of, _quadratic_start, _series_start,
+                      _start)
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 
 
@@ -44,9 +47,17 @@ class Moments:
     (targets), ``atoms`` (rows ``(w, g_1, ..., g_k)``, see
     :func:`elcvx.constraints.extra_atoms`) and the value functional: ``h`` per row and its
     range ``[h_lo, h_hi]`` at each atom (per unit weight at ``w = inf``). By default the policy's
-    value, ``h = w u`` (``1 - u`` for ``side="upper"``), which is ``w r`` with ``r`` in
+    value, ``h = w u`` (``w (1 - u)`` for ``side="upper"``), which is ``w r`` with ``r`` in
     ``[0, 1]`` at an atom; ``value=(h, h_lo, h_hi)`` gives another (a difference of policies).
+
+    The passes build the features ``D`` (rows ``w - 1, g - b``) and a policy's ``h`` block by
+    block (:func:`elcvx._oracles.row_blocks`): a model holds no array of its own per row
+    (``D``, ``h`` are made on request, for the other paths).
     """
+
+    #: h is a policy's value (``w u``, or ``w (1 - u)`` on the upper side): ``h >= 0`` and
+    #: ``w - h >= 0`` on every row, the MLE's sums serve both sides' bounds (:class:`AtTheMLE`).
+    policy = True
 
     def __init__(self, sample, constraints, atoms=None, side="lower", value=None):
         constraints = mc.check(sample, constraints)
@@ -57,48 +68,75 @@ class Moments:
         # Columns stored transposed (one contiguous row per feature): a pass reads each once.
         self.Gt = np.array([c.values for c in constraints], dtype=float).reshape(self.k, self.w.size)
         self.b = np.array([c.target for c in constraints], dtype=float)
-        d = (self.w - 1.0)[None, :]  # (no second copy where there is no constraint)
-        self.Dt = d if self.k == 0 else np.vstack([d, self.Gt - self.b[:, None]])
         self.Ft = self.w[None, :] if self.k == 0 else np.vstack([self.w, self.Gt])
         self.atoms = mc.extra_atoms(sample, constraints, atoms)
         # The range of E_Q[h]: [0, 1] for a policy's value, within [-1, 1] for any other here.
         self.value_range = (0.0, 1.0) if value is None else (-1.0, 1.0)
+        self.side = side
         if value is None:
             wa = self.atoms[:, 0]
-            # w (1 - u) as w - w u: the upper bound is 1 minus the lower bound of 1 - u.
-            h = self.w * sample.u
-            if side == "upper":
-                np.subtract(self.w, h, out=h)
-            value = (h, np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0))
-        self.h, self.h_lo, self.h_hi = (np.asarray(t, dtype=float) for t in value)
-        # h >= 0 on every row: a policy's value (w u, w (1 - u)) is, another may not be.
-        self.nonnegative = self.value_range == (0.0, 1.0) or not np.any(self.h < 0)
+            self._u, self._h = sample.u, None
+            self.h_lo, self.h_hi = np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0)
+            self.nonnegative = True  # w u and w (1 - u) are
+        else:
+            self._h, self.h_lo, self.h_hi = (np.asarray(t, dtype=float) for t in value)
+            self.policy = False
+            self.nonnegative = not np.any(self._h < 0)
         self.rows = self.w.size
         self._scratch, self._stats = None, None
+        self._w_span = getattr(sample, "_w_span", None)
 
     #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
     in_memory = True
+
+    @property
+    def h(self):
+        """The value functional on each row (built on request for a policy's value)."""
+        if self._h is None:
+            h = np.multiply(self.w, self._u)
+            self._h = np.subtract(self.w, h, out=h) if self.side == "upper" else h
+        return self._h
+
+    @property
+    def Dt(self):
+        """``D`` transposed: rows ``w - 1`` and ``g - b`` (built on request)."""
+        return np.vstack([self.w - 1.0, self.Gt - self.b[:, None]])
 
     def reduce(self, kernel, merge, *params, out=None):
         """One pass: ``kernel``'s partial sums over the rows' blocks (:mod:`elcvx._oracles`),
         merged; None outside the objective's domain. ``out``: one entry per row for the kernel
         to fill (``q``), or None."""
         if self._scratch is None:
-            self._scratch = scratch(scratch_rows(self.Dt.shape[0]), self.rows)
-        return fold(kernel, merge, self.Dt, self.Ft, self.h, self.c, params, self._scratch, out)
+            rows = scratch_rows(1 + self.k)
+            self._scratch = rows, scratch(rows + 2 + self.k, self.rows)
+        rows, sc = self._scratch
+        policy = self._u if self.policy else None
+        parts = row_blocks(self.w, self.Ft, self.Gt, self.b, self.c, sc[rows:],
+                           h=self._h if policy is None else None, u=policy,
+                           upper=self.side == "upper", features=getattr(kernel, "reads_D", True),
+                           value=not getattr(kernel, "reads_u", False))
+        return fold_blocks(kernel, merge, parts, params, sc[:rows], out)
+
+    @property
+    def w_span(self):
+        """The least and largest weight (from the sample's validation, or one pass, kept)."""
+        if self._w_span is None:
+            self._w_span = float(self.w.min()), float(self.w.max())
+        return self._w_span
 
     def stats(self):
-        """:class:`Stats` of the rows (one pass, kept)."""
+        """:class:`Stats` of the rows (one pass, kept; or from the MLE's, :class:`AtTheMLE`)."""
         if self._stats is None:
             sums, h_min = self.reduce(stats_block, merge_stats)
-            self._stats = Stats(sums[1:-3], *sums[-3:], h_min)
+            self._stats = Stats(sums[1:-3], *sums[-3:], min(0.0, h_min))
         return self._stats
 
     def negated(self):
         """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""
         out = object.__new__(Moments)
-        out.__dict__.update(self.__dict__, h=-self.h, h_lo=-self.h_hi, h_hi=-self.h_lo,
-                            nonnegative=not np.any(self.h > 0), _stats=None)
+        h = self.h
+        out.__dict__.update(self.__dict__, _h=-h, h_lo=-self.h_hi, h_hi=-self.h_lo, policy=False,
+                            nonnegative=not np.any(h > 0), _stats=None)
         return out
 
     @property
@@ -128,42 +166,110 @@ class Moments:
 
 class Stats(NamedTuple):
     """Sums over a model's rows besides the programs' passes: ``sum c F`` (each row of ``F``),
-    ``sum c h``, ``sum c |h|``, ``sum c (w - h)`` and ``min h``."""
+    ``sum c h``, ``sum c |h|``, ``sum c (w - h)`` and ``h_floor = min(0, min h)`` (0 for a
+    policy's value)."""
 
     sum_F: np.ndarray
     sum_h: float
     sum_abs_h: float
     sum_w_minus_h: float
-    h_min: float
+    h_floor: float
+
+    def other_side(self):
+        """The stats of the other side's ``h' = w - h`` (a policy's value: ``h, w - h >= 0``)."""
+        return Stats(self.sum_F, self.sum_w_minus_h, self.sum_w_minus_h, self.sum_h, 0.0)
+
+
+class AtTheMLE(NamedTuple):
+    """Sums a policy's MLE computes in its own passes for the bounds after it (so that neither
+    bound makes a pass for them): the rows' :class:`Stats` (from the MLE's first pass, at the
+    origin) and the bound's start sums at the MLE (:func:`_quadratic_start`), both for ``h =
+    w u``; the upper side's follow (``w (1 - u) = (w - 1) + 1 - w u``). Carried as the last of
+    :attr:`~elcvx._solutions.MLESolution.sums`; ``n`` and ``k`` identify the rows."""
+
+    n: float
+    k: int
+    stats: Stats | None
+    start: tuple | None  # (gram, sums) of (h, 1, D) / (1 + D x*)
+
+    def for_side(self, side):
+        """``(stats, start)`` for the bound of ``side``."""
+        if side != "upper":
+            return self.stats, self.start
+        stats = None if self.stats is None else self.stats.other_side()
+        if self.start is None:
+            return stats, None
+        gram, first = self.start
+        L = np.eye(len(first))
+        L[0, :3] = (-1.0, 1.0, 1.0)  # (w (1 - u)) / a = (w - 1)/a + 1/a - (w u)/a
+        return stats, (L @ gram @ L.T, L @ first)
+
+
+def _at_the_mle(data, mle_sol):
+    """The :class:`AtTheMLE` that ``mle_sol`` carries, if it is of these rows (a policy's
+    value, the same ``n`` and ``k``), else None."""
+    carried = mle_sol.sums[-1] if mle_sol is not None and mle_sol.sums else None
+    if (isinstance(carried, AtTheMLE) and data.policy and carried.n == data.n
+            and carried.k == data.k):
+        return carried
+    return None
 
 
 def _quietly(evaluate):
     """``evaluate`` on a float array with numpy's warnings off: the oracles catch overflow and
     0/0 themselves (returning ``-inf``)."""
 
-    def oracle(x):
+    def oracle(x, **options):
         with np.errstate(all="ignore"):
-            return evaluate(np.asarray(x, dtype=float))
+            return evaluate(np.asarray(x, dtype=float), **options)
 
     return oracle
 
 
-def loglik_oracle(data, work, value=None):
+def loglik_oracle(data, work, value=None, state=None, q=None):
     """``x -> (f, g, H, size)`` of ``(1/N) sum c log(1 + d x)`` over the rows ``d`` of the
     model's ``D``, with a last feature ``h - value`` when ``value`` is given (the profile's,
     built block by block rather than copied); ``f = -inf`` outside its domain; ``size = (sum c
-    |log(1 + d x)| + 1) / N``, the terms that cancel in ``f`` (plus one)."""
+    |log(1 + d x)| + 1) / N``, the terms that cancel in ``f`` (plus one).
+
+    With ``state`` (a dict), the solution's sums are read from the last evaluation: ``state``
+    keeps its point (``x``) and :func:`elcvx._oracles.loglik_block`'s sums (``part``), ``q =
+    1 / (N (1 + d x))`` goes to ``q`` (an array of one entry per row, or None), and for the MLE
+    (``value`` None) an evaluation at the origin keeps the rows' :class:`Stats` sums
+    (``origin``, a policy's value) and one near the optimum (where the last Newton decrement
+    was small) the bound's start sums (``extra`` 2). Such an oracle takes ``full=True`` to
+    evaluate the origin as any other point (its ``q`` and sums)."""
     n = data.n
+    mle = state is not None and value is None
 
     @_quietly
-    def oracle(x):
+    def oracle(x, full=False):
         work.count(data.rows)
-        part = data.reduce(loglik_block, add, x, value, not np.any(x))
-        if part is None or not np.all(np.isfinite(part[2:])):
-            return -math.inf, None, None, math.inf
+        origin = not full and not np.any(x)
+        extra = 0
+        if mle:
+            extra = (data.policy + 2 * (len(x) == 1)) if origin else 1 + bool(state.get("near"))
+        if state is not None:
+            state.pop("x", None)  # q is about to change
+        part = data.reduce(loglik_block, add, x, value, origin, 1.0 / n, extra,
+                           None if origin or value is not None else _likelihood_span(data, x),
+                           out=None if origin else q)
         m = len(x)
-        g, H = part[2:2 + m], -part[2 + m:].reshape(m, m)
-        return part[0] / n, g / n, H / n, (part[1] + 1.0) / n
+        if part is None or not np.all(np.isfinite(part[2:3 + m + m * m])):
+            return -math.inf, None, None, math.inf
+        f, g, H = part[0] / n, part[3:3 + m], -part[3 + m:3 + m + m * m].reshape(m, m)
+        size = (part[1] + 1.0) / n
+        if state is not None:
+            if origin and extra:
+                state["origin"] = part[3 + m + m * m:]  # (powers,) stats
+                state["origin_g_H"] = part[3:3 + m + m * m]
+            if not origin:
+                state.update(x=np.array(x, dtype=float), part=part, extra=extra)
+        if mle:  # the unconstrained Newton decrement: small, the next point is about the last
+            with np.errstate(all="ignore"):
+                step = np.linalg.lstsq(-H, g, rcond=None)[0]
+            state["near"] = bool(float(g @ step) <= 1e-6 * size)
+        return f, g, H, size
 
     return oracle
 
@@ -185,7 +291,7 @@ def bound_oracle(data, K, lin, work, floor=0.0):
     def oracle(y):
         work.count(data.rows)
         state.clear()  # inv is about to change
-        part = data.reduce(bound_block, merge_moments, y, out=inv)
+        part = data.reduce(bound_block, merge_moments, y, _bound_span(data, y), out=inv)
         if part is None:
             return -math.inf, None, None, math.inf
         kg = K * math.exp(part.log_sum / n)
@@ -198,108 +304,33 @@ def bound_oracle(data, K, lin, work, floor=0.0):
     return oracle, state
 
 
+def _likelihood_span(data, x):
+    """The least and largest ``d x`` over the rows, exactly, for one feature ``d = w - 1`` in
+    memory (the same roundings, at the least and largest ``w``); else None."""
+    if len(x) != 1 or not data.in_memory:
+        return None
+    ends = (np.array(data.w_span) - 1.0) * x[0]
+    return float(ends.min()), float(ends.max())
+
+
+def _bound_span(data, y):
+    """Bounds ``(lo, hi)`` on every row's ``a = gamma + beta w + h`` with ``lo > 0``, for a
+    policy's value in memory without constraints (``0 <= h <= w``, each ``w`` in its span,
+    with a margin for ``a``'s roundings); else None (each block finds its own)."""
+    if len(y) != 2 or not (data.in_memory and data.policy):
+        return None
+    ends = np.outer(y[1] + np.array([0.0, 1.0]), data.w_span).ravel()
+    margin = 4e-16 * (abs(y[0]) + (abs(y[1]) + 1.0) * max(map(abs, data.w_span)))
+    lo, hi = y[0] + float(ends.min()) - margin, y[0] + float(ends.max()) + margin
+    return (lo, hi) if lo > 0 and math.isfinite(hi) else None
+
+
 def model_of(sample, constraints, atoms=None, side="lower"):
     """The solvers' model of a sample's rows: a :class:`Moments` in memory, or the model a log
     scanned chunk by chunk gives (:meth:`elcvx.io.LogScan.moments`)."""
     if hasattr(sample, "moments"):
         return sample.moments(constraints, atoms, side)
     return Moments(sample, constraints, atoms, side=side)
-
-
-# ---------------------------------------------------------------------------------------------
-# A feasible start
-# ---------------------------------------------------------------------------------------------
-def _interior_point(A, h, center):
-    """A point ``x`` with ``A x + h > 0`` strictly for every row, near ``center`` where possible."""
-    from scipy.optimize import linprog
-
-    m = A.shape[1]
-    radius = 1e3 * (1.0 + float(np.abs(center).max(initial=0.0)))
-    # max t s.t. A x + h >= t, |x - center| <= radius, t <= 1.
-    res = linprog(np.r_[np.zeros(m), -1.0], A_ub=np.column_stack([-A, np.ones(len(A))]), b_ub=h,
-                  bounds=[(x - radius, x + radius) for x in center] + [(None, 1.0)],
-                  method="highs")
-    return res.x[:m] if res.status == 0 and res.x[m] > 0 else None
-
-
-def _start(A, h, x0, oracle, anchor=None):
-    """A feasible point in the oracle's domain: ``x0`` itself when it is one (on a face or
-    not); else on the segment from a feasible ``anchor`` (or, failing that, a strictly feasible
-    point) to ``x0``, as far towards ``x0`` as the constraints allow, then closer to the anchor
-    until inside the domain."""
-    s0 = A @ x0 + h
-    if np.all(s0 >= 0) and math.isfinite(oracle(x0)[0]):
-        return x0
-    for p in (anchor, "interior"):
-        if isinstance(p, str):
-            p = _interior_point(A, h, x0)
-        if p is None:
-            continue
-        # The anchor (the MLE's point) may sit on a face, off it by rounding.
-        sp = A @ p + h
-        if not np.all(sp >= -1e-14 * (np.abs(A) @ np.abs(p) + np.abs(h))):
-            continue
-        sp = np.maximum(sp, 0.0)
-        # A (p + t (x0 - p)) + h = (1 - t) s_p + t s0 >= 0 up to t_max.
-        falls = s0 < 0
-        t = min(1.0, 0.9 * float(np.min(sp[falls] / (sp[falls] - s0[falls]), initial=np.inf)))
-        for _ in range(30):
-            x = p + t * (x0 - p)
-            if np.all(A @ x + h >= 0) and math.isfinite(oracle(x)[0]):
-                return x
-            t *= 0.5
-        if math.isfinite(oracle(p)[0]):
-            return p
-    return None
-
-
-def _given_start(A, h, x0, oracle):
-    """``x0``, a point another solver found, moved onto the constraints it violates by at most
-    ``1e-7`` of their size (at least one: the rows are scaled to size one; interior-point
-    solvers stop that close); None if it violates one by more or lies outside the oracle's
-    domain: such a point certifies nothing."""
-    x0 = np.asarray(x0, dtype=float)
-    if not np.all(np.isfinite(x0)):
-        return None
-    slack = A @ x0 + h
-    if not np.all(slack >= -1e-7 * np.maximum(1.0, np.abs(A) @ np.abs(x0) + np.abs(h))):
-        return None
-    off = np.flatnonzero(slack < 0)
-    if off.size:
-        M = A[off]
-        x0 = x0 - np.linalg.lstsq(M, M @ x0 + h[off], rcond=None)[0]
-    return x0 if math.isfinite(oracle(x0)[0]) else None
-
-
-def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work):
-    """A start for the bound from the profile dual's quadratic approximation at the MLE (one
-    pass, no log); where it is infeasible, as near it
-    as :func:`_start` goes from the MLE's own point ``y0``.
-
-    Near the MLE, with ``d = 1 + D x*``, ``e = (h - v_hat)/d`` and ``F = D/d``, the profile
-    statistic is about ``(N (v_hat - v))^2 / S``, ``S = sum c e^2 - s' M^-1 s`` with ``s = sum
-    c e F`` and ``M = sum c F F'`` (``e`` with the controls ``F`` regressed out). So the bound
-    is about ``v_hat - sqrt(q S)/N``, at ``tau = sqrt(q / S)`` and ``x' = x* - tau M^-1 s``,
-    and the profile's denominators ``1 + D x' + tau (h - v)`` are ``tau`` times the bound's.
-    """
-    work.count(data.rows)
-    n, m = data.n, data.k + 1
-    part = data.reduce(quadratic_block, add, x_mle)
-    sums, first = part[:(m + 2) ** 2].reshape(m + 2, m + 2), part[(m + 2) ** 2:]
-    v_hat = first[0] / n
-    s_ee = sums[0, 0] - 2.0 * v_hat * sums[0, 1] + v_hat * v_hat * sums[1, 1]
-    if s_ee <= 1e-12 * (sums[0, 0] + v_hat * v_hat * sums[1, 1]):
-        s_ee = 0.0  # below the expansion's rounding
-    s_ef = sums[0, 2:] - v_hat * sums[1, 2:]
-    coef = np.linalg.lstsq(sums[2:, 2:], s_ef, rcond=None)[0]
-    S = s_ee - float(s_ef @ coef)
-    y = y0
-    if S > 0 and quantile > 0 and np.all(np.isfinite(coef)):
-        tau = math.sqrt(quantile / S)
-        v = max(v_hat - math.sqrt(quantile * S) / n, min(0.0, data.stats().h_min))
-        x = x_mle - tau * coef
-        y = np.r_[(1.0 - x[0] - x[1:] @ data.b - tau * v) / tau, x / tau]
-    return _start(B, floor, y, oracle, anchor=y0)
 
 
 def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0):
@@ -337,7 +368,8 @@ def mle(sample, constraints, atoms=None) -> MLESolution:
 
 def mle_of(data, start=None, max_iter=MAX_ITER) -> MLESolution:
     """:func:`mle` of a :class:`Moments` model: from the origin, or from another solver's
-    ``start`` (:func:`_given_start`) in at most ``max_iter`` iterations."""
+    ``start`` (:func:`_given_start`) in at most ``max_iter`` iterations. Its ``sums`` end with
+    an :class:`AtTheMLE` for the bounds."""
     work = Work()
     A, h = data.atom_rows()
     x0 = np.zeros(A.shape[1]) if start is None else start
@@ -352,24 +384,41 @@ def mle_of(data, start=None, max_iter=MAX_ITER) -> MLESolution:
 def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
     """``(x, q, l, status, sums)``: ``l = max sum c log(1 + D x)`` subject to ``A x + h >=
     0`` from near ``x0`` (``given``: from ``x0`` itself, see :func:`_given_start`), ``q = 1 /
-    (N (1 + D x))`` (None for a model whose rows are not in memory), certified; ``sums = (sum c
-    q, sum c q w, sum c q h)``; ``x`` is None without a feasible start. ``D``: the model's
-    features, with ``h - value`` last when ``value`` is given. ``q``, ``l`` and the sums of the
-    certificate take one more pass."""
-    oracle = memo(data.loglik_oracle(work, value))
+    (N (1 + D x))`` (None for a model whose rows are not in memory, or a profile), certified;
+    ``sums = (sum c q, sum c q w, sum c q h, AtTheMLE)`` for the MLE (``value`` None); ``x`` is
+    None without a feasible start. ``D``: the model's features, with ``h - value`` last when
+    ``value`` is given. ``q``, ``l`` and the certificate's sums are those of the last pass,
+    at ``x`` (one more pass where that was another point)."""
+    state = {}
+    q = np.empty(data.rows) if data.in_memory and value is None else None
+    raw = loglik_oracle(data, work, value, state, q)
+    oracle = memo(raw)
     if given:
         x = _given_start(A, h, x0, oracle)
     else:
         # (Where x0 is outside the domain, the segment from the origin, where every term is 0.)
         x = _start(A, h, x0, oracle, anchor=np.zeros_like(x0))
+        if x is not None and not np.any(x) and "origin_g_H" in state and len(x) == 1:
+            x = _series_start(oracle, state, A, h, x)
     if x is None:
         return None, None, math.nan, "no feasible start" + (" (the point given)" if given else ""), ()
     x, _, status = _solve(oracle, x, A, h, max_iter)
-    work.count(data.rows)
-    q = np.empty(data.rows) if data.in_memory else None
-    part = data.reduce(likelihood_block, add, x, value, data.n, out=q)
-    loglik, mass, moments = float(part[0]), float(part[1]), part[2:-2]
-    sums = (mass, float(part[-2]), float(part[-1]))
+    if not np.array_equal(state.get("x"), x):
+        raw(x, full=True)
+    m, n = len(x), data.n
+    part = state["part"]
+    loglik, mass, moments = float(part[0]), float(part[2]), part[3:3 + m]
+    sums = ()
+    if value is None:
+        tail = part[3 + m + m * m:]  # sum c q h, then the products of (h, 1, D) / a
+        carried = None
+        if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
+            origin = state.get("origin")
+            if origin is not None and m == 1:
+                origin = origin[SERIES_TERMS - 2:]  # (past the powers)
+            stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
+            carried = AtTheMLE(n, data.k, stats, None if state["extra"] < 2 else _gram_of(part, m, n))
+        sums = (mass, float(part[2] + part[3]), float(tail[0]), carried)
     if status == "optimal":
         status, masses = _certify(np.r_[1.0 - mass, -moments], np.vstack([h, A.T]), A @ x + h)
         if status == "optimal" and value is None and masses.max() > FEAS_TOL:
@@ -452,6 +501,10 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     n = data.n
     K = math.exp(-(loglik + 0.5 * quantile) / n)
     lin = np.r_[1.0, 1.0, data.b]
+    carried = _at_the_mle(data, mle_sol)
+    stats_at_mle, start_at_mle = (None, None) if carried is None else carried.for_side(data.side)
+    if data._stats is None and stats_at_mle is not None:
+        data._stats = stats_at_mle
     # f is a value of size at most K mean(|h|) (AM-GM): an absolute floor of that size on the
     # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
     # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
@@ -475,7 +528,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
         x_mle = np.r_[mle_sol.beta, mle_sol.lambdas]
         y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
-        y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work)
+        y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, start_at_mle)
     else:
         y = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
     if y is None:
@@ -488,7 +541,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     if not np.array_equal(state.get("y"), y):
         raw(y)  # q and the certificate's sums are read from the last evaluation
     kappa = state["kg"] / n
-    q = kappa * state["inv"] if data.in_memory else None
+    q = np.multiply(state["inv"], kappa, out=state["inv"]) if data.in_memory else None
     sums = state["sums"]
     cq = kappa * sums.total * sums.mean  # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
     if status == "optimal":

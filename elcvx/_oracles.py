@@ -1,32 +1,50 @@
 """The fast path's passes over the rows, as block kernels: each computes one block's partial sums
 (a dual objective's value, gradient, Hessian and the size of its terms; a start's or a
-certificate's sums), and a merge combines two blocks' partials. A pass is a fold of a kernel over
-the blocks of the rows, wherever they are (:meth:`elcvx._moment.Moments.reduce`): in memory, chunk by
-chunk from files, or on a cluster's workers. Kernels are plain numpy functions of a block, so
-they pickle and run anywhere.
+certificate's sums), and a merge combines two blocks' partials (or a kernel's ``combine`` all
+of a fold's at once). A pass is a fold of a kernel over the blocks of the rows, wherever they
+are (:meth:`elcvx._moment.Moments.reduce`): in memory, chunk by chunk from files, or on a
+cluster's workers. Kernels are plain numpy functions of a block, so they pickle and run
+anywhere.
 
-The features are stored transposed, one contiguous row per feature: with a few features a pass
-of multiply-adds and dot products of rows is several times faster than matrix products of a
-narrow array, and nothing is copied per pass.
+The features are transposed, one contiguous row per feature (built block by block for rows in
+memory, :func:`row_blocks`): with a few features a pass of multiply-adds and dot products of
+rows is several times faster than matrix products of a narrow array. A pass's cost is its
+number of numpy operations on each block: every one the kernels save (a log per 16 rows, no
+reduction where the rows' bounds answer, no ``h`` where ``u`` gives it) is a fraction of a log
+pass saved.
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ._passes import blocks, wsum
+from ._passes import blocks, log_sum, wsum
 
 
 class Block(NamedTuple):
     """One block's rows: features ``D`` (rows ``w - 1, g - b``) and ``F`` (rows ``w, g``),
-    transposed; the value functional ``h``; counts ``c`` (None: every row once)."""
+    transposed; the value functional ``h``; counts ``c`` (None: every row once). For a
+    kernel that builds a policy's value itself (``kernel.reads_u``), ``h`` may be None and
+    ``u`` (the rewards on the unit scale) and ``upper`` (``h = w (1 - u)``, else ``w u``) given
+    instead (:func:`value_of`)."""
 
     Dt: np.ndarray
     Ft: np.ndarray
-    h: np.ndarray
+    h: np.ndarray | None
     c: np.ndarray | None
+    u: np.ndarray | None = None
+    upper: bool = False
+
+
+def value_of(blk, out):
+    """The block's ``h``: given, or built in ``out`` from ``u``."""
+    if blk.h is not None:
+        return blk.h
+    h = np.multiply(blk.Ft[0], blk.u, out=out)
+    return np.subtract(blk.Ft[0], h, out=h) if blk.upper else h
 
 
 def combine(x, rows, out, tmp):
@@ -41,6 +59,8 @@ def combine(x, rows, out, tmp):
 def gram(R, cR):
     """``cR @ R.T`` by dot products of rows (symmetric: each pair once)."""
     m = len(R)
+    if m == 1:
+        return np.array([[np.dot(cR[0], R[0])]])
     out = np.empty((m, m))
     for a in range(m):
         for b in range(a, m):
@@ -49,22 +69,63 @@ def gram(R, cR):
 
 
 def scratch_rows(features: int) -> int:
-    """Scratch rows a block's kernels need with ``features`` rows in ``D``."""
-    return 2 * features + 6
+    """Scratch rows a block's kernels need with ``features`` rows in ``D`` (the profile's
+    passes add one)."""
+    return 2 * features + 9
 
 
 def fold(kernel, merge, Dt, Ft, h, c, params, sc, out=None):
     """``kernel``'s partials over the blocks of these rows, merged; None as soon as a block's
     is (a point outside the objective's domain). ``out``: an array of one entry per row that
     kernels may fill (``q``), or None."""
-    acc = None
-    for i, j in blocks(Dt.shape[1]):
-        part = kernel(Block(Dt[:, i:j], Ft[:, i:j], h[i:j], None if c is None else c[i:j]),
-                      sc[:, :j - i], *params, out=None if out is None else out[i:j])
+    parts = ((i, j, Block(Dt[:, i:j], Ft[:, i:j], h[i:j], None if c is None else c[i:j]))
+             for i, j in blocks(Dt.shape[1]))
+    return fold_blocks(kernel, merge, parts, params, sc, out)
+
+
+def fold_blocks(kernel, merge, parts, params, sc, out=None):
+    """:func:`fold` over ``parts``, ``(start, stop, Block)`` for each block of the rows. A
+    kernel with a ``combine`` (of the list of its blocks' partials) is folded by it at the end,
+    not by ``merge`` block by block (which then merges folds)."""
+    combine_all = getattr(kernel, "combine", None)
+    acc = [] if combine_all else None
+    for i, j, blk in parts:
+        part = kernel(blk, sc[:, :j - i], *params, out=None if out is None else out[i:j])
         if part is None:
             return None
-        acc = part if acc is None else merge(acc, part)
-    return acc
+        if combine_all:
+            acc.append(part)
+        else:
+            acc = part if acc is None else merge(acc, part)
+    return combine_all(acc) if combine_all and acc else acc
+
+
+def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False, features=True, value=True):
+    """``(start, stop, Block)`` for each block of a model's rows, its features built block by
+    block (each is read once from memory, as a stored copy would be, and none is kept): ``D``
+    (rows ``w - 1, g - b``) in the scratch rows ``sc`` (``2 + k`` rows), and ``h`` sliced from
+    ``h`` or, for a policy's value, built there as ``w u`` (``w (1 - u)`` on the ``upper``
+    side); ``Ft``, ``Gt`` and ``c`` are sliced. Without ``features``, ``D`` is None (a kernel
+    that reads none, ``kernel.reads_D = False``); without ``value``, a policy's ``h`` is left to
+    the kernel (``u`` and ``upper`` given: :func:`value_of`)."""
+    k = len(b)
+    for i, j in blocks(w.size):
+        wb = w[i:j]
+        Dt = sc[:1 + k, :j - i] if features else None
+        if features:
+            np.subtract(wb, 1.0, out=Dt[0])
+            if k:
+                np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
+        cb = None if c is None else c[i:j]
+        if h is not None:
+            yield i, j, Block(Dt, Ft[:, i:j], h[i:j], cb)
+        elif not value:
+            yield i, j, Block(Dt, Ft[:, i:j], None, cb, u[i:j], upper)
+        else:
+            hb = np.multiply(wb, u[i:j], out=sc[1 + k, :j - i])
+            if upper:
+                np.subtract(wb, hb, out=hb)
+            yield i, j, Block(Dt, Ft[:, i:j], hb, cb)
 
 
 def add(a, b):
@@ -82,69 +143,124 @@ def _features(blk, h_minus):
     return D
 
 
-def loglik_block(blk, sc, x, value, origin, out=None):
-    """``[f, size, g, -H]`` (flat) of ``sum c log(1 + d x)`` over the block's rows ``d`` (with
-    ``h - value`` as a last feature when ``value`` is not None); None outside the domain.
-    ``origin``: ``x = 0``, where every ``1 + d x`` is 1 (no log, no division: the MLE's start).
-    ``size``: ``sum c |log(1 + d x)|``, the terms that cancel in ``f``."""
+def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None):
+    """The sums of the likelihood ``sum c log(1 + d x)`` over the block's rows ``d`` (with ``h
+    - value`` as a last feature when ``value`` is not None); None outside the domain. With ``a =
+    1 + d x`` and ``q = scale / a`` (to ``out`` when given), flat: ``f``; ``size = sum c |log
+    a|`` (the terms that cancel in ``f``); ``sum c q``; ``sum c q d`` (the gradient, times
+    ``scale``); ``sum c q^2 d d' / scale`` (minus the Hessian, times ``scale``); with ``extra``
+    (an MLE's) ``sum c q h`` and, if it is 2, :func:`quadratic_sums`.
+
+    ``origin``: ``x = 0``, where every ``a`` is 1 (no log, no division: the MLE's start);
+    ``extra`` then adds :func:`powers` (times ``scale``; if ``extra & 2``) and
+    :func:`origin_stats` (if ``extra & 1``) instead. ``f`` is ``sum c log1p(d x)`` to
+    rounding: the log of the rounded ``a`` (:func:`elcvx._passes.log_sum`) plus the rounding's
+    error over ``a``, found exactly. ``span``: the least and largest ``d x`` over all rows, if
+    known (no reduction per block then)."""
     m = len(x)
     R, cR = sc[:m], sc[m:2 * m]
-    t, tmp, e = sc[2 * m], sc[2 * m + 1], sc[2 * m + 2]
+    s, a, qb, t1, e, t2, t3 = sc[2 * m:2 * m + 7]
     D = _features(blk, None if value is None else (value, e))
     cb = blk.c
     if origin:
-        H = gram(D, D if cb is None else [np.multiply(d, cb, out=r) for d, r in zip(D, cR)])
-        return np.r_[0.0, 0.0, [wsum(cb, d) for d in D], H.ravel()]
-    combine(x, D, t, tmp)
-    if not t.min() > -1.0:
+        cD = D if cb is None else [np.multiply(d, cb, out=r) for d, r in zip(D, cR)]
+        H = gram(D, cD)
+        head = [blk.Dt.shape[1] if cb is None else float(cb.sum())] + [wsum(cb, d) for d in D]
+        head += list(H.ravel()) + (powers(D[0], cD[0], cb, t1, t2, t3) if extra & 2 else [])
+        tail = []
+        if extra & 1:  # (a policy's value: h >= 0)
+            tail = [wsum(cb, f) for f in blk.Ft] + origin_stats(blk, t1, nonnegative=True)
+        return np.array([0.0, 0.0] + [scale * t for t in head] + tail)
+    combine(x, D, s, t1)
+    lo, hi = (float(s.min()), float(s.max())) if span is None else span
+    if not lo > -1.0:
         return None
-    t += 1.0
-    # (log, not log1p: twice as fast; f's rounding is within size's, and the likelihood
-    # reported is computed again with log1p.)
-    la = np.log(t, out=tmp)
-    f = wsum(cb, la)
-    size = wsum(cb, np.abs(la, out=la))
+    np.add(s, 1.0, out=a)
+    q = np.divide(scale, a, out=out if out is not None else qb)
+    f = log_sum(cb, a, t1, 1.0 + lo, 1.0 + hi)
+    # sum |log a| = 2 sum log max(a, 1) - sum log a
+    size = 2.0 * log_sum(cb, np.maximum(a, 1.0, out=t1), t2, 1.0, max(1.0, 1.0 + hi)) - f
+    # The rounding error of a = 1 + s, exactly: s - (a - 1) where |s| <= 1 (Dekker's), else
+    # Knuth's (1 - (a - (a - 1))) + (s - (a - 1)).
+    err = np.subtract(a, 1.0, out=t1)
+    if hi <= 1.0:
+        np.subtract(s, err, out=err)
+    else:
+        one = np.subtract(a, err, out=t2)
+        np.subtract(s, err, out=err)
+        err += np.subtract(1.0, one, out=one)
+    cq = q if cb is None else np.multiply(q, cb, out=t2)
+    f += float(np.dot(err, cq)) / scale
     for d, r in zip(D, R):
-        np.divide(d, t, out=r)  # d / (1 + d x)
-    H = gram(R, R if cb is None else np.multiply(R, cb, out=cR))
-    return np.r_[f, size, [wsum(cb, r) for r in R], H.ravel()]
+        np.multiply(d, q, out=r)  # scale d / a
+    H = gram(R, R if cb is None else np.multiply(R, cb, out=cR)) / scale
+    head = [f, size, wsum(None, cq)] + [wsum(cb, r) for r in R] + list(H.ravel())
+    if extra:
+        head += quadratic_sums(blk.h, q, cq, R, cb, scale, t1, t3, full=extra > 1)
+    return np.array(head)
 
 
-def likelihood_block(blk, sc, x, value, n, out=None):
-    """The likelihood's last pass at the solution ``x``: ``[l, sum c q, sum c q d (each
-    feature), sum c q w, sum c q h]`` with ``q = 1 / (n (1 + d x))``, written to ``out`` when
-    given; ``l`` with log1p (the reported likelihood)."""
-    D = _features(blk, None if value is None else (value, sc[2]))
-    t = combine(x, D, sc[0], sc[1])
-    cb = blk.c
-    loglik = wsum(cb, np.log1p(t, out=sc[1]))
-    q = out if out is not None else sc[3]
-    t += 1.0
-    t *= n
-    np.reciprocal(t, out=q)
-    cq = q if cb is None else np.multiply(cb, q, out=sc[1])
-    return np.r_[loglik, cq.sum(), [np.dot(d, cq) for d in D], np.dot(blk.Ft[0], cq),
-                 np.dot(blk.h, cq)]
+def powers(d, cd, cb, t1, t2, t3):
+    """``[sum c d^j for j = 3 .. 10]`` (``cd = c d``; the one-feature MLE's series start,
+    :func:`elcvx._starts._series_start`)."""
+    p2 = np.multiply(d, d, out=t1)
+    cp2 = p2 if cb is None else np.multiply(p2, cb, out=t2)
+    p3 = np.multiply(p2, d, out=t3)
+    out = [np.dot(cp2, d), np.dot(cp2, p2), np.dot(cp2, p3)]
+    cp3 = p3 if cb is None else np.multiply(p3, cb, out=t2)
+    out.append(np.dot(cp3, p3))
+    p4 = np.multiply(p2, p2, out=t1)  # (p2 no longer needed)
+    out += [np.dot(cp3, p4)]
+    cp4 = p4 if cb is None else np.multiply(p4, cb, out=t2)
+    out.append(np.dot(cp4, p4))
+    p5 = np.multiply(p4, d, out=t3)  # (p3 no longer needed)
+    out += [np.dot(cp4, p5)]
+    cp5 = p5 if cb is None else np.multiply(p5, cb, out=t2)
+    out.append(np.dot(cp5, p5))
+    return [float(t) for t in out]
+
+
+def origin_stats(blk, tmp, nonnegative=False):
+    """``[sum c h, sum c |h|, sum c (w - h)]`` over a block (with ``sum c F``, the sums of
+    :class:`~elcvx._moment.Stats`); ``nonnegative``: ``h >= 0`` is known."""
+    cb, h = blk.c, blk.h
+    hs = wsum(cb, h)
+    return [hs, hs if nonnegative else wsum(cb, np.abs(h, out=tmp)),
+            wsum(cb, np.subtract(blk.Ft[0], h, out=tmp))]
+
+
+def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
+    """``sum c q h``, and with ``full`` ``sum c (qh)^2, sum c (qh) q, sum c (qh) r (each r),
+    sum c q^2, sum c q r (each)``, over ``scale``, with ``q`` (``cq`` times the counts) and
+    ``r = q d`` (``R``) given: with the likelihood's sums, those of the products of ``(h, 1,
+    D) / a`` that :func:`quadratic_block` sums (the bound's start, from the MLE's pass).
+    ``t``, ``ct``: scratch rows."""
+    if not full:
+        return [float(np.dot(h, cq))]
+    hq = np.multiply(h, q, out=t)
+    chq = hq if cb is None else np.multiply(hq, cb, out=ct)
+    return ([wsum(None, chq)] + [float(np.dot(chq, y)) / scale for y in (hq, q, *R)]
+            + [float(np.dot(cq, y)) / scale for y in (q, *R)])
 
 
 def quadratic_block(blk, sc, x, out=None):
     """The sums of products of ``(h, 1, D) / (1 + D x)`` over the block (the bound's start,
-    :func:`elcvx._moment._quadratic_start`): ``[gram (flat), sums]``."""
+    :func:`elcvx._starts._quadratic_start`): ``[gram (flat), sums]``."""
     m = blk.Dt.shape[0]
     Y, cY = sc[:m + 2], sc[m + 2:2 * m + 4]
     inv = combine(x, blk.Dt, Y[1], Y[0])
     inv += 1.0
-    np.reciprocal(inv, out=inv)
+    np.divide(1.0, inv, out=inv)
     np.multiply(blk.h, inv, out=Y[0])
     np.multiply(blk.Dt, inv, out=Y[2:])
     cb = blk.c
     sums = gram(Y, Y if cb is None else np.multiply(Y, cb, out=cY))
-    return np.r_[sums.ravel(), [wsum(cb, y) for y in Y]]
+    return np.array(list(sums.ravel()) + [wsum(cb, y) for y in Y])
 
 
 class BoundSums(NamedTuple):
-    """A bound pass's partial: ``sum c log a``, ``sum c h / a``, and the count, mean and
-    centred scatter of ``r = F / a`` (``F = (1, w, g)``) under the weights ``c``."""
+    """A bound pass's sums: ``sum c log a``, ``sum c h / a``, and the count, mean and centred
+    scatter of ``r = F / a`` (``F = (1, w, g)``) under the weights ``c``."""
 
     log_sum: float
     h_sum: float
@@ -152,29 +268,67 @@ class BoundSums(NamedTuple):
     mean: np.ndarray
     scatter: np.ndarray
 
+    @classmethod
+    def of(cls, part):
+        """The sums from :func:`bound_block`'s rows, one per block: the scatter is the blocks'
+        own, centred on their means, plus that of their means about the mean (exact to
+        rounding, as a two-pass variance; one numpy expression instead of a merge per
+        block)."""
+        rows = np.array(part)
+        m = (math.isqrt(4 * rows.shape[1] - 11) - 1) // 2  # (3 + m + m^2 entries)
+        totals, means = rows[:, 2], rows[:, 3:3 + m]
+        total = float(totals.sum())
+        mean = totals @ means / total
+        dev = means - mean
+        scatter = rows[:, 3 + m:].sum(axis=0).reshape(m, m) + (dev * totals[:, None]).T @ dev
+        return cls(float(rows[:, 0].sum()), float(rows[:, 1].sum()), total, mean, scatter)
 
-def bound_block(blk, sc, y, out=None):
-    """The bound's pass at ``y = (gamma, beta, lambda)`` over a block: ``a = F y + h``, and
-    its :class:`BoundSums`; None outside the domain (some ``a <= 0``). ``1/a`` goes to ``out``
-    when given (``q`` is proportional to it)."""
+
+def bound_block(blk, sc, y, span=None, out=None):
+    """The bound's pass at ``y = (gamma, beta, lambda)`` over a block: ``a = F y + h`` and
+    ``[sum c log a, sum c h / a, sum c, mean of r (each), the scatter of r about it (flat)]``
+    of ``r = F / a`` (a fold's blocks' rows are summed at once by :meth:`BoundSums.of`, its
+    ``combine``, and folds merged by :func:`merge_moments`); None outside
+    the domain (some ``a <= 0``). ``1/a`` goes to ``out`` when given (``q`` is proportional to
+    it). ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
+    reduction per block then). Reads no ``D``, and builds a policy's ``h`` only where it needs
+    it (``reads_u``)."""
     m = blk.Ft.shape[0] + 1
-    R, cR, a = sc[:m], sc[m:2 * m], sc[2 * m]
-    combine(y[1:], blk.Ft, a, R[0])
-    a += blk.h
-    a += y[0]
-    if not a.min() > 0:
-        return None
+    R, cR, a, t = sc[:m], sc[m:2 * m], sc[2 * m], sc[2 * m + 1]
     cb = blk.c
-    ib = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 1])
-    h_sum = float(np.dot(blk.h, ib)) if cb is None else float(np.dot(np.multiply(blk.h, cb, out=cR[0]), ib))
-    log_sum = wsum(cb, np.log(a, out=a))
-    R[0] = ib
-    np.multiply(blk.Ft, ib, out=R[1:])
-    nb = float(blk.Dt.shape[1]) if cb is None else float(cb.sum())
-    mb = np.array([wsum(cb, r) for r in R]) / nb
-    for r, mr in zip(R, mb):
+    # A policy's value without constraints or counts: a = (beta + u) w + gamma (or (beta + 1
+    # - u) w + gamma), h / a = u w / a (or w / a - u w / a): no h.
+    fused = blk.h is None and m == 2 and cb is None
+    if fused:
+        if blk.upper:
+            np.subtract(y[1] + 1.0, blk.u, out=a)
+        else:
+            np.add(blk.u, y[1], out=a)
+        a *= blk.Ft[0]
+    else:
+        h = value_of(blk, sc[2 * m + 3])
+        combine(y[1:], blk.Ft, a, R[0])
+        a += h
+    a += y[0]
+    lo, hi = (float(a.min()), None) if span is None else span
+    if not lo > 0:
+        return None
+    inv = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 2])
+    logs = log_sum(cb, a, t, lo, hi)
+    np.multiply(blk.Ft, inv, out=R[1:])
+    nb = float(a.size) if cb is None else float(cb.sum())
+    sums = [wsum(cb, inv)] + [wsum(cb, r) for r in R[1:]]
+    if fused:
+        uw = float(np.dot(blk.u, R[1]))
+        h_sum = sums[1] - uw if blk.upper else uw
+    else:
+        h_sum = float(np.dot(h if cb is None else np.multiply(h, cb, out=t), inv))
+    mb = [x / nb for x in sums]
+    np.subtract(inv, mb[0], out=R[0])  # centred
+    for r, mr in zip(R[1:], mb[1:]):
         r -= mr
-    return BoundSums(log_sum, h_sum, nb, mb, gram(R, R if cb is None else np.multiply(R, cb, out=cR)))
+    H = gram(R, R if cb is None else np.multiply(R, cb, out=cR))
+    return [logs, h_sum, nb] + mb + list(H.ravel())
 
 
 def merge_moments(p, q):
@@ -189,15 +343,18 @@ def merge_moments(p, q):
                     p.scatter + (q.scatter + np.outer(delta, delta) * (p.total * q.total / total)))
 
 
+bound_block.reads_D = False
+bound_block.reads_u = True
+bound_block.combine = BoundSums.of
+
+
 def stats_block(blk, sc, out=None):
     """``([sum c, sum c F (each row), sum c h, sum c |h|, sum c (w - h)], min h)`` over a
     block: the sums the programs need besides their passes."""
     cb = blk.c
     h = blk.h
-    return (np.r_[blk.Dt.shape[1] if cb is None else cb.sum(), [wsum(cb, f) for f in blk.Ft],
-                  wsum(cb, h), wsum(cb, np.abs(h, out=sc[0])),
-                  wsum(cb, np.subtract(blk.Ft[0], h, out=sc[0]))],
-            float(h.min()))
+    return (np.array([blk.h.size if cb is None else float(cb.sum())]
+                     + [wsum(cb, f) for f in blk.Ft] + origin_stats(blk, sc[0])), float(h.min()))
 
 
 def merge_stats(p, q):

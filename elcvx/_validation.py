@@ -138,14 +138,24 @@ def frozen(x: np.ndarray) -> np.ndarray:
 
 def vector(name: str, value, *, n: int | None = None, length_of: str = "w") -> np.ndarray:
     """A non-empty 1-d float64 array of finite values (copied, read-only)."""
+    return vector_and_range(name, value, n=n, length_of=length_of)[0]
+
+
+def vector_and_range(name: str, value, *, n: int | None = None,
+                     length_of: str = "w") -> tuple[np.ndarray, tuple[float, float]]:
+    """:func:`vector`, and its least and largest entries (for :func:`within`'s ``span``): the
+    two reductions also find a non-finite entry (``min`` and ``max`` carry NaN and the
+    infinities), so each entry is read twice, not once per check."""
     x = _array(name, value)
     if x.size == 0:
         raise InvalidInputError(f"{name} is empty: at least one example is needed", field=name)
-    first_bad(name, x, ~np.isfinite(x), "is not finite")
+    span = float(x.min()), float(x.max())
+    if not (np.isfinite(span[0]) and np.isfinite(span[1])):
+        first_bad(name, x, ~np.isfinite(x), "is not finite")
     if n is not None and x.size != n:
         raise InvalidInputError(f"{name} has length {x.size} but {length_of} has length {n}",
                                 field=name)
-    return frozen(x)
+    return frozen(x), span
 
 
 def points(name: str, value) -> np.ndarray:
@@ -156,8 +166,12 @@ def points(name: str, value) -> np.ndarray:
     return frozen(x)
 
 
-def within(name: str, x: np.ndarray, low: float, high: float, *, hint: str = "") -> None:
-    """Raise unless every element of ``x`` lies in ``[low, high]``."""
+def within(name: str, x: np.ndarray, low: float, high: float, *, hint: str = "",
+           span: tuple[float, float] | None = None) -> None:
+    """Raise unless every element of ``x`` lies in ``[low, high]``; ``span``: ``x``'s least and
+    largest entries, if known (then ``x`` is read only to find a bad entry)."""
+    if span is not None and low <= span[0] and span[1] <= high:
+        return
     first_bad(name, x, (x < low) | (x > high), f"is outside [{low!r}, {high!r}]", hint=hint)
 
 

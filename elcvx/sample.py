@@ -165,16 +165,18 @@ class Sample(RewardScale):
             # Rewards are rescaled by rmax - rmin: an infinite range would make every u 0 or NaN.
             raise InvalidInputError(f"rmin={rmin!r}, rmax={rmax!r}: the range rmax - rmin must be "
                                     "finite (it overflows); rescale the rewards")
-        w = iv.vector("w", w)
-        r = iv.vector("r", r, n=w.size)
-        iv.within("w", w, wmin, wmax, hint=" (the weights must lie in [wmin, wmax])")
+        w, w_span = iv.vector_and_range("w", w)
+        r, r_span = iv.vector_and_range("r", r, n=w.size)
+        iv.within("w", w, wmin, wmax, hint=" (the weights must lie in [wmin, wmax])", span=w_span)
         iv.within("w", w, 0.0, MAX_WEIGHT, hint=(
             " : elcvx computes with N (1 + beta (w - 1)) and w^2, which overflow beyond it; a "
-            "weight this large means a logging probability below 1e-300 (check the log)"))
-        iv.within("r", r, rmin, rmax, hint=" (the rewards must lie in [rmin, rmax])")
+            "weight this large means a logging probability below 1e-300 (check the log)"),
+            span=w_span)
+        iv.within("r", r, rmin, rmax, hint=" (the rewards must lie in [rmin, rmax])", span=r_span)
         if counts is not None:
-            counts = iv.vector("counts", counts, n=w.size)
-            iv.first_bad("counts", counts, ~(counts > 0), "must be > 0", count=False)
+            counts, c_span = iv.vector_and_range("counts", counts, n=w.size)
+            if not c_span[0] > 0:
+                iv.first_bad("counts", counts, ~(counts > 0), "must be > 0", count=False)
             with np.errstate(over="ignore"):
                 n = float(counts.sum())
             if not np.finfo(float).tiny <= n < np.inf:
@@ -185,7 +187,7 @@ class Sample(RewardScale):
         else:
             n = float(w.size)
         for name, value in (("w", w), ("r", r), ("counts", counts), ("wmin", wmin), ("wmax", wmax),
-                            ("rmin", rmin), ("rmax", rmax), ("n", n)):
+                            ("rmin", rmin), ("rmax", rmax), ("n", n), ("_w_span", w_span)):
             object.__setattr__(self, name, value)
 
     # -- derived views -------------------------------------------------------------------------

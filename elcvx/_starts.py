@@ -1,0 +1,161 @@
+"""Starts of the fast path's programs (:mod:`elcvx._moment`): a feasible point near a given
+one, another solver's point made feasible, the MLE's start from the root of its gradient's
+series (one feature), and the bound's from the profile's quadratic approximation at the MLE,
+with the sums for it that the MLE's last pass gives. A good start is a pass saved: the active-set
+method then takes one Newton step, or none, before its certificate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._oracles import add, quadratic_block
+
+
+def _interior_point(A, h, center):
+    """A point ``x`` with ``A x + h > 0`` strictly for every row, near ``center`` where possible."""
+    from scipy.optimize import linprog
+
+    m = A.shape[1]
+    radius = 1e3 * (1.0 + float(np.abs(center).max(initial=0.0)))
+    # max t s.t. A x + h >= t, |x - center| <= radius, t <= 1.
+    res = linprog(np.r_[np.zeros(m), -1.0], A_ub=np.column_stack([-A, np.ones(len(A))]), b_ub=h,
+                  bounds=[(x - radius, x + radius) for x in center] + [(None, 1.0)],
+                  method="highs")
+    return res.x[:m] if res.status == 0 and res.x[m] > 0 else None
+
+
+def _start(A, h, x0, oracle, anchor=None):
+    """A feasible point in the oracle's domain: ``x0`` itself when it is one (on a face or
+    not); else on the segment from a feasible ``anchor`` (or, failing that, a strictly feasible
+    point) to ``x0``, as far towards ``x0`` as the constraints allow, then closer to the anchor
+    until inside the domain."""
+    s0 = A @ x0 + h
+    if np.all(s0 >= 0) and math.isfinite(oracle(x0)[0]):
+        return x0
+    for p in (anchor, "interior"):
+        if isinstance(p, str):
+            p = _interior_point(A, h, x0)
+        if p is None:
+            continue
+        # The anchor (the MLE's point) may sit on a face, off it by rounding.
+        sp = A @ p + h
+        if not np.all(sp >= -1e-14 * (np.abs(A) @ np.abs(p) + np.abs(h))):
+            continue
+        sp = np.maximum(sp, 0.0)
+        # A (p + t (x0 - p)) + h = (1 - t) s_p + t s0 >= 0 up to t_max.
+        falls = s0 < 0
+        t = min(1.0, 0.9 * float(np.min(sp[falls] / (sp[falls] - s0[falls]), initial=np.inf)))
+        for _ in range(30):
+            x = p + t * (x0 - p)
+            if np.all(A @ x + h >= 0) and math.isfinite(oracle(x)[0]):
+                return x
+            t *= 0.5
+        if math.isfinite(oracle(p)[0]):
+            return p
+    return None
+
+
+def _given_start(A, h, x0, oracle):
+    """``x0``, a point another solver found, moved onto the constraints it violates by at most
+    ``1e-7`` of their size (at least one: the rows are scaled to size one; interior-point
+    solvers stop that close); None if it violates one by more or lies outside the oracle's
+    domain: such a point certifies nothing."""
+    x0 = np.asarray(x0, dtype=float)
+    if not np.all(np.isfinite(x0)):
+        return None
+    slack = A @ x0 + h
+    if not np.all(slack >= -1e-7 * np.maximum(1.0, np.abs(A) @ np.abs(x0) + np.abs(h))):
+        return None
+    off = np.flatnonzero(slack < 0)
+    if off.size:
+        M = A[off]
+        x0 = x0 - np.linalg.lstsq(M, M @ x0 + h[off], rcond=None)[0]
+    return x0 if math.isfinite(oracle(x0)[0]) else None
+
+
+def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=None):
+    """A start for the bound from the profile dual's quadratic approximation at the MLE (one
+    pass, no log, unless the MLE's passes gave its ``moments``: :class:`AtTheMLE`); where it is
+    infeasible, as near it as :func:`_start` goes from the MLE's own point ``y0``.
+
+    Near the MLE, with ``d = 1 + D x*``, ``e = (h - v_hat)/d`` and ``F = D/d``, the profile
+    statistic is about ``(N (v_hat - v))^2 / S``, ``S = sum c e^2 - s' M^-1 s`` with ``s = sum
+    c e F`` and ``M = sum c F F'`` (``e`` with the controls ``F`` regressed out). So the bound
+    is about ``v_hat - sqrt(q S)/N``, at ``tau = sqrt(q / S)`` and ``x' = x* - tau M^-1 s``,
+    and the profile's denominators ``1 + D x' + tau (h - v)`` are ``tau`` times the bound's.
+    """
+    n, m = data.n, data.k + 1
+    if moments is None:
+        work.count(data.rows)
+        part = data.reduce(quadratic_block, add, x_mle)
+        moments = part[:(m + 2) ** 2].reshape(m + 2, m + 2), part[(m + 2) ** 2:]
+    sums, first = moments
+    v_hat = first[0] / n
+    s_ee = sums[0, 0] - 2.0 * v_hat * sums[0, 1] + v_hat * v_hat * sums[1, 1]
+    if s_ee <= 1e-12 * (sums[0, 0] + v_hat * v_hat * sums[1, 1]):
+        s_ee = 0.0  # below the expansion's rounding
+    s_ef = sums[0, 2:] - v_hat * sums[1, 2:]
+    coef = np.linalg.lstsq(sums[2:, 2:], s_ef, rcond=None)[0]
+    S = s_ee - float(s_ef @ coef)
+    y = y0
+    if S > 0 and quantile > 0 and np.all(np.isfinite(coef)):
+        tau = math.sqrt(quantile / S)
+        v = max(v_hat - math.sqrt(quantile * S) / n, data.stats().h_floor)
+        x = x_mle - tau * coef
+        y = np.r_[(1.0 - x[0] - x[1:] @ data.b - tau * v) / tau, x / tau]
+    return _start(B, floor, y, oracle, anchor=y0)
+
+
+#: The powers of ``d`` the origin's pass sums for the series start (:func:`_series_start`).
+SERIES_TERMS = 10
+
+
+def _series_start(oracle, state, A, h, x0):
+    """The one-feature MLE's start past the origin: the root of its gradient's series
+    ``sum c d / (1 + d x) = sum_j (-x)^j sum c d^(j+1)`` to the tenth power (the origin's pass
+    summed the powers), where its truncation moves the root by less than 1e-8: there one Newton
+    step ends at the MLE, where two from the origin would not, and at large N (where the MLE is
+    near the origin, ``beta* ~ N^(-1/2)``) the root is the MLE to its tolerance (its pass is
+    the last: it sums the bounds' start, ``near``). The origin ``x0`` where the series does not
+    settle, the root is infeasible or outside the domain (one pass lost)."""
+    M = np.r_[state["origin_g_H"], state["origin"][:SERIES_TERMS - 2]]  # sum c d^j / N
+    if not (np.all(np.isfinite(M)) and M[1] > 0 and M[-3] > 0):
+        return x0
+    j = np.arange(SERIES_TERMS)
+    signs = (-1.0) ** j
+    x = 0.0
+    for _ in range(30):
+        value = float(np.sum(signs * M * x ** j))
+        slope = float(np.sum(signs[1:] * M[1:] * j[1:] * x ** j[:-1]))
+        if not slope < 0:
+            return x0
+        step = -value / slope
+        x += step
+        if abs(step) <= 1e-15 * abs(x):
+            break
+    else:
+        return x0
+    # The truncation, about the next term, at most |M_10 x^9| |x| sqrt(M_10 / M_8), moves the
+    # root by that over M_2.
+    x1 = np.array([x])
+    off = abs(M[-1] * x ** (SERIES_TERMS - 1) * x) * math.sqrt(M[-1] / M[-3]) / M[1]
+    if not (x and off <= 1e-8 and np.all(A @ x1 + h >= 0)):
+        return x0
+    state["near"] = True
+    if not math.isfinite(oracle(x1)[0]):
+        return x0
+    return x1
+
+
+def _gram_of(part, m, n):
+    """``(gram, sums)`` of ``(h, 1, D) / a`` at the MLE from its pass's sums (per ``N``)."""
+    H, tail = part[3 + m:3 + m + m * m].reshape(m, m), part[3 + m + m * m:]
+    gram = np.empty((m + 2, m + 2))
+    gram[2:, 2:] = H
+    gram[0, 0], gram[0, 1], gram[1, 1] = tail[1], tail[2], tail[3 + m]
+    gram[0, 2:], gram[1, 2:] = tail[3:3 + m], tail[4 + m:4 + 2 * m]
+    gram[1, 0], gram[2:, 0], gram[2:, 1] = gram[0, 1], gram[0, 2:], gram[1, 2:]
+    return gram * n, np.r_[tail[0], part[2], part[3:3 + m]] * n
