@@ -30,11 +30,11 @@ def extra_atom(sample: Sample, sol, with_value: bool = False):
     ``mass = 1 - sum c q``, ``wmass = 1 - sum c q w``; the atom sits at ``wmin`` when
     ``beta > 0`` and at ``wmax`` when ``beta < 0`` (docs/primal-dual.md, section 1); None when it
     carries nothing. ``with_value``: also returns ``sum c q w u``, the value of the mass on the
-    sample. Where ``q`` is None (a log scanned in chunks), the sums the fast path's last pass
-    computed (``sol.sums``) are used.
+    sample. The sums the fast path's last pass computed (``sol.sums``) are used where it gives
+    them (always where ``q`` is None: a log scanned in chunks), else sums over ``q``.
     """
     q, beta = sol.q, sol.beta
-    if q is None:
+    if q is None or len(sol.sums) >= (3 if with_value else 2):  # (the fast path's: no pass)
         mass, wmass = 1.0 - sol.sums[0], 1.0 - sol.sums[1]
         tail = (sol.sums[2],) if with_value else ()
     else:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import constraints as mc
 from ._moment import Moments
-from ._oracles import fold, scratch_rows
+from ._oracles import fold_blocks, row_blocks, scratch_rows
 from ._passes import scratch
 
 
@@ -41,22 +41,21 @@ def columns_of(sample, G=None) -> Columns:
 
 
 def chunk_fold(kernel, merge, b, select, side, params, cols: Columns):
-    """``kernel``'s partial over one chunk: its features built here (``w - 1, g - b``; ``w, g``;
-    ``h = w u``, or ``w (1 - u)`` for the upper side; ``g``: the rows ``select`` of the chunk's
-    ``G``), then folded block by block."""
+    """``kernel``'s partial over one chunk, block by block, each block's features built as an
+    in-memory model builds them (:func:`elcvx._oracles.row_blocks`: ``w - 1, g - b``; ``w, g``;
+    a policy's value ``w u``, or ``w (1 - u)`` on the upper side; ``g``: the rows ``select`` of
+    the chunk's ``G``)."""
     w, u, c, G = cols
-    G = G[list(select)]
     k = len(b)
-    Dt = np.empty((1 + k, w.size))
-    np.subtract(w, 1.0, out=Dt[0])
-    if k:
-        np.subtract(G, np.asarray(b)[:, None], out=Dt[1:])
-    Ft = w[None, :] if k == 0 else np.vstack([w, G])
-    h = np.multiply(w, u)
-    if side == "upper":
-        np.subtract(w, h, out=h)
+    Gt = G[list(select)]
+    Ft = w[None, :] if k == 0 else np.vstack([w, Gt])
+    rows = scratch_rows(1 + k)
+    sc = scratch(rows + 2 + k, w.size)
+    parts = row_blocks(w, Ft, Gt, np.asarray(b, dtype=float), c, sc[rows:], u=u,
+                       upper=side == "upper", features=getattr(kernel, "reads_D", True),
+                       value=not getattr(kernel, "reads_u", False))
     with np.errstate(all="ignore"):  # (on a worker too: the oracles catch -inf and NaN)
-        return fold(kernel, merge, Dt, Ft, h, c, params, scratch(scratch_rows(1 + k), w.size))
+        return fold_blocks(kernel, merge, parts, params, sc[:rows])
 
 
 class ChunkedMoments(Moments):
