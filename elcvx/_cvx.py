@@ -385,7 +385,9 @@ def _lower_bound_by_profile(sample, loglik, quantile, phi, side):
     from scipy.optimize import brentq
 
     if side == "upper":
-        sample = sample.with_rewards(sample.rmax + sample.rmin - sample.r)
+        # (Clipped: rmax + rmin - rmin can round above rmax.)
+        sample = sample.with_rewards(np.clip(sample.rmax + sample.rmin - sample.r, sample.rmin,
+                                             sample.rmax))
     w, u, c, N, _, _ = _data(sample)
     m = mle(sample)
     # The low end of the estimate set, where l_v = l*_mle (clipped: rounding can put it above 1).

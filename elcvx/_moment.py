@@ -113,8 +113,7 @@ class Moments:
         policy = self._u if self.policy else None
         parts = row_blocks(self.w, self.Ft, self.Gt, self.b, self.c, sc[rows:],
                            h=self._h if policy is None else None, u=policy,
-                           upper=self.side == "upper", features=getattr(kernel, "reads_D", True),
-                           value=not getattr(kernel, "reads_u", False))
+                           upper=self.side == "upper", features=getattr(kernel, "reads_D", True))
         return fold_blocks(kernel, merge, parts, params, sc[:rows], out)
 
     @property

@@ -26,25 +26,12 @@ from ._passes import blocks, log_sum, wsum
 
 class Block(NamedTuple):
     """One block's rows: features ``D`` (rows ``w - 1, g - b``) and ``F`` (rows ``w, g``),
-    transposed; the value functional ``h``; counts ``c`` (None: every row once). For a
-    kernel that builds a policy's value itself (``kernel.reads_u``), ``h`` may be None and
-    ``u`` (the rewards on the unit scale) and ``upper`` (``h = w (1 - u)``, else ``w u``) given
-    instead (:func:`value_of`)."""
+    transposed; the value functional ``h``; counts ``c`` (None: every row once)."""
 
     Dt: np.ndarray
     Ft: np.ndarray
-    h: np.ndarray | None
+    h: np.ndarray
     c: np.ndarray | None
-    u: np.ndarray | None = None
-    upper: bool = False
-
-
-def value_of(blk, out):
-    """The block's ``h``: given, or built in ``out`` from ``u``."""
-    if blk.h is not None:
-        return blk.h
-    h = np.multiply(blk.Ft[0], blk.u, out=out)
-    return np.subtract(blk.Ft[0], h, out=h) if blk.upper else h
 
 
 def combine(x, rows, out, tmp):
@@ -100,14 +87,13 @@ def fold_blocks(kernel, merge, parts, params, sc, out=None):
     return combine_all(acc) if combine_all and acc else acc
 
 
-def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False, features=True, value=True):
+def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False, features=True):
     """``(start, stop, Block)`` for each block of a model's rows, its features built block by
     block (each is read once from memory, as a stored copy would be, and none is kept): ``D``
     (rows ``w - 1, g - b``) in the scratch rows ``sc`` (``2 + k`` rows), and ``h`` sliced from
     ``h`` or, for a policy's value, built there as ``w u`` (``w (1 - u)`` on the ``upper``
     side); ``Ft``, ``Gt`` and ``c`` are sliced. Without ``features``, ``D`` is None (a kernel
-    that reads none, ``kernel.reads_D = False``); without ``value``, a policy's ``h`` is left to
-    the kernel (``u`` and ``upper`` given: :func:`value_of`)."""
+    that reads none, ``kernel.reads_D = False``)."""
     k = len(b)
     for i, j in blocks(w.size):
         wb = w[i:j]
@@ -116,16 +102,13 @@ def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False, features=True, 
             np.subtract(wb, 1.0, out=Dt[0])
             if k:
                 np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
-        cb = None if c is None else c[i:j]
-        if h is not None:
-            yield i, j, Block(Dt, Ft[:, i:j], h[i:j], cb)
-        elif not value:
-            yield i, j, Block(Dt, Ft[:, i:j], None, cb, u[i:j], upper)
-        else:
+        if h is None:
             hb = np.multiply(wb, u[i:j], out=sc[1 + k, :j - i])
             if upper:
                 np.subtract(wb, hb, out=hb)
-            yield i, j, Block(Dt, Ft[:, i:j], hb, cb)
+        else:
+            hb = h[i:j]
+        yield i, j, Block(Dt, Ft[:, i:j], hb, None if c is None else c[i:j])
 
 
 def add(a, b):
@@ -291,39 +274,22 @@ def bound_block(blk, sc, y, span=None, out=None):
     ``combine``, and folds merged by :func:`merge_moments`); None outside
     the domain (some ``a <= 0``). ``1/a`` goes to ``out`` when given (``q`` is proportional to
     it). ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
-    reduction per block then). Reads no ``D``, and builds a policy's ``h`` only where it needs
-    it (``reads_u``)."""
+    reduction per block then). Reads no ``D``."""
     m = blk.Ft.shape[0] + 1
     R, cR, a, t = sc[:m], sc[m:2 * m], sc[2 * m], sc[2 * m + 1]
-    cb = blk.c
-    # A policy's value without constraints or counts: a = (beta + u) w + gamma (or (beta + 1
-    # - u) w + gamma), h / a = u w / a (or w / a - u w / a): no h.
-    fused = blk.h is None and m == 2 and cb is None
-    if fused:
-        if blk.upper:
-            np.subtract(y[1] + 1.0, blk.u, out=a)
-        else:
-            np.add(blk.u, y[1], out=a)
-        a *= blk.Ft[0]
-    else:
-        h = value_of(blk, sc[2 * m + 3])
-        combine(y[1:], blk.Ft, a, R[0])
-        a += h
+    combine(y[1:], blk.Ft, a, R[0])
+    a += blk.h
     a += y[0]
     lo, hi = (float(a.min()), None) if span is None else span
     if not lo > 0:
         return None
+    cb = blk.c
     inv = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 2])
+    h_sum = float(np.dot(blk.h, inv)) if cb is None else float(np.dot(np.multiply(blk.h, cb, out=t), inv))
     logs = log_sum(cb, a, t, lo, hi)
     np.multiply(blk.Ft, inv, out=R[1:])
     nb = float(a.size) if cb is None else float(cb.sum())
-    sums = [wsum(cb, inv)] + [wsum(cb, r) for r in R[1:]]
-    if fused:
-        uw = float(np.dot(blk.u, R[1]))
-        h_sum = sums[1] - uw if blk.upper else uw
-    else:
-        h_sum = float(np.dot(h if cb is None else np.multiply(h, cb, out=t), inv))
-    mb = [x / nb for x in sums]
+    mb = [wsum(cb, inv) / nb] + [wsum(cb, r) / nb for r in R[1:]]
     np.subtract(inv, mb[0], out=R[0])  # centred
     for r, mr in zip(R[1:], mb[1:]):
         r -= mr
@@ -344,7 +310,6 @@ def merge_moments(p, q):
 
 
 bound_block.reads_D = False
-bound_block.reads_u = True
 bound_block.combine = BoundSums.of
 
 

@@ -52,8 +52,7 @@ def chunk_fold(kernel, merge, b, select, side, params, cols: Columns):
     rows = scratch_rows(1 + k)
     sc = scratch(rows + 2 + k, w.size)
     parts = row_blocks(w, Ft, Gt, np.asarray(b, dtype=float), c, sc[rows:], u=u,
-                       upper=side == "upper", features=getattr(kernel, "reads_D", True),
-                       value=not getattr(kernel, "reads_u", False))
+                       upper=side == "upper", features=getattr(kernel, "reads_D", True))
     with np.errstate(all="ignore"):  # (on a worker too: the oracles catch -inf and NaN)
         return fold_blocks(kernel, merge, parts, params, sc[:rows])
 

@@ -341,3 +341,19 @@ def test_a_bound_of_zero_reached_at_the_apex_is_certified(seed):
                                  q_mle=mm.q, beta_mle=mm.beta)
         assert ours.status.startswith("optimal") and ref.status.startswith("optimal")
         assert_agree(ours.value, ref.value, tol=1e-12, what=f"{side} bound")
+
+
+def test_the_upper_bound_with_weights_from_1e_288_to_1e16_is_certified():
+    # Slow fuzz seed 2086 (its sample under a reversed reward map): with a = (beta + 1 - u) w +
+    # gamma formed in one product, a weight of 1e16 magnified beta + 1's rounding, and the
+    # upper bound missed its certificate by 2.4e-7 (cvxpy's fallback then failed too).
+    s = elcvx.Sample([1.528497734808561, 9.320410288699708e-288, 1e16], [0.0, 1.0, 1.0],
+                     wmax=np.inf)
+    quantile = _calibration.quantile("f", 0.95, s.n)
+    mm = _moment.mle(s, ())
+    for side, u in (("lower", s.u), ("upper", 1.0 - s.u)):
+        ours = _moment.lower_bound(s, (), mm.loglik, quantile, side=side, mle_sol=mm)
+        ref = fast2d.lower_bound(s.w, u, s.counts, s.wmin, s.wmax, mm.loglik, quantile,
+                                 q_mle=mm.q, beta_mle=mm.beta)
+        assert ours.status.startswith("optimal") and ref.status.startswith("optimal")
+        assert_agree(ours.value, ref.value, tol=1e-12, what=f"{side} bound")

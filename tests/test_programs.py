@@ -527,6 +527,19 @@ def test_lower_bound_by_profile_root_agrees():
         assert by_root.kappa == pytest.approx(direct.kappa, rel=1e-8)
 
 
+def test_the_upper_bound_by_the_profile_keeps_rewards_in_range():
+    # rmax + rmin - rmin rounds above rmax on this range: the reflected rewards must stay in it
+    # (the slow fuzz's seed 2086 reached this fallback and it raised InvalidInputError).
+    lo, hi = -234.1657729372188, 78.65134174567
+    assert hi + lo - lo > hi  # the rounding this test is about
+    s = Sample([0.5, 2.0, 1.5], [lo, hi, lo], wmax=4.0, rmin=lo, rmax=hi)
+    m = _cvx.mle(s)
+    phi = -s.n * math.log(s.n) - m.loglik - CHI2_95 / 2
+    direct = _cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95, side="upper")
+    by_root = _cvx._lower_bound_by_profile(s, m.loglik, CHI2_95, phi, "upper")
+    assert by_root.value == pytest.approx(direct.value, abs=1e-10)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("n", [10_000, 100_000])
 def test_large_samples_solve(n):
