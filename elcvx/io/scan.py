@@ -328,7 +328,7 @@ class _Read:
         if self.rows >= self.budget or self.groups.failed:
             self.mode = "compress" if self._compresses() else "chunks"
             if self.mode == "compress":
-                self.store.held = []
+                self.store.drop()
             else:
                 self.store.release()
 
@@ -361,6 +361,10 @@ class _Store:
     def add(self, cols: Columns):
         self.release()
         self._put(cols)
+
+    def drop(self):
+        """The compression succeeds: what was held is not needed."""
+        self.held = []
 
     def release(self):
         """The compression failed: what was held goes first."""
