@@ -1,52 +1,39 @@
-r"""The cvxpy path: the EL computations as cvxpy programs solved by Clarabel, with certificates.
+r"""The cvxpy path: every EL program, with moment constraints or without (the paper's), as a
+cvxpy program of :mod:`elcvx.programs` solved by Clarabel, its answer certified.
 
 Same contract as the fast path (:mod:`elcvx._moment`): rewards rescaled to ``[0, 1]`` (``u``),
-counts ``c``, ``N = sum(c)``, and the tuples of :mod:`elcvx._solutions`.
+counts ``c``, ``N = sum(c)``, the model of :class:`elcvx._moment.Moments` and the tuples of
+:mod:`elcvx._solutions`.
 
 How a number is produced
 ------------------------
-1. The formulation tried first (below) is solved by :meth:`Program.solve`, which walks
-   through Clarabel settings in a documented order
-   (:data:`elcvx.programs.base.REFINED_ATTEMPTS`: tolerances of 1e-6, which the refinement
-   below completes; then tight tolerances; shorter steps; shorter steps still with tolerances
-   of 1e-8).
-2. No status is taken on trust. The low-dimensional dual point is read off the solution (the
-   dual program's variables, or the primal's constraint multipliers), must lie on the dual's
-   feasible set (up to 1e-7 of a constraint's size), and is refined by at most
-   :data:`POLISH_ITER` iterations of the fast path's own active-set method started there (the
-   solver's argmax is accurate to only about 1e-6), which must end **certified** in numpy from
-   the closed forms: the primal weights ``q`` implied by the dual point, with nonnegative
-   masses on the extra atoms, must satisfy the primal constraints to :data:`FEAS_TOL`, and
-   (lower bound) the primal objective at that ``q`` must equal the dual objective to
-   :data:`GAP_TOL`. The two paths thus share the certificate and the refinement, so their
-   agreement alone does not show that a program is declared right:
-   tests/test_clarabel_unpolished.py compares Clarabel's own objective with the fast path's. A solution that fails is a failed attempt, even
-   when Clarabel says ``optimal`` (it was measured doing so with errors near 1e-3, and with
-   ``|beta| ~ 1e13`` on an unbounded profile dual); a solution that passes is accepted even when
-   Clarabel stopped at ``optimal_inaccurate`` or "insufficient progress" (its last iterate),
-   and the status says so.
-3. If every attempt on the primary formulation fails, the other formulation is tried the same
-   way; for the lower bound, then the left root of ``2 (l_v - l*_mle) = quantile`` on
-   :func:`profile` (Brent's method), converted to the bound's dual and certified. If all fail,
-   :class:`~elcvx.SolverError` names Clarabel and the last status.
-4. The reported numbers are the closed forms at the certified dual point: ``l*_mle`` and
-   ``l_v`` are the dual objectives, ``v_lb`` is the dual objective with ``kappa`` at its
-   optimum given ``(beta, gamma)`` (a lower bound on the optimum by weak duality, equal to it
-   within the certificate), and ``q`` are the paper's primal-dual relations.
+1. The program is solved by :meth:`~elcvx.programs.base.Program.solve` with Clarabel, at the
+   settings of :data:`ORDER`, formulation by formulation (the order below).
+2. No status is taken on trust. Clarabel's dual point is read off the solution (the dual
+   program's variables, or the primal's constraint multipliers), moved onto the atoms'
+   constraints it violates by rounding, and **certified** there by :mod:`elcvx.certify`, from one
+   pass over the rows: the certificate bounds the error of what the user reads (the estimate,
+   each bound, the likelihoods of the profile) and accepts the point where those bounds are
+   within :data:`~elcvx.certify.VALUE_TOL` and :data:`~elcvx.certify.LOGLIK_TOL` — the same
+   certificate as the fast path's. The reported numbers are the closed forms at Clarabel's
+   point: Clarabel's own answer, with a status of ``"optimal"`` (qualified by the formulation
+   and settings it needed).
+3. Where no attempt is certified (Clarabel's interior-point answers are accurate to about its
+   tolerance, which the estimate's certificate magnifies by ``sqrt(N)``: its tighter settings
+   come first for that reason), the last dual point is **refined** by at most
+   :data:`POLISH_ITER` iterations of the fast path's active-set method and certified; the status
+   then says ``"refined from Clarabel's point"`` (the tests' cross-checks of the two paths refuse
+   it). For the lower bound, the left root of the profile likelihood is the last resort.
+4. If all fail, :class:`~elcvx.SolverError` names Clarabel and the last status.
 
 Which formulation is tried first
 --------------------------------
 The MLE and the profile take their primal first (:func:`~elcvx.programs.mle_primal`,
 :func:`~elcvx.programs.profile_primal`), the lower bound its dual
-(:func:`~elcvx.programs.lower_bound_dual`) with the shorter steps of
-:data:`elcvx.programs.base.REFINED_BOUND_ATTEMPTS` first. The order was chosen by measuring how
-often a single Clarabel solve of each formulation fails on random samples; the documentation's
-performance page has that table, which ``benchmarks/bench_formulations.py`` regenerates. The
-bound's two formulations take turns at each setting (dual, then primal, then the next setting),
-so that one failing at every setting does not hold up the other.
-
-The lower bound's program is hard for Clarabel whatever the scaling (its step length
-collapses mid-way); shorter steps rescue most cases, the primal and the profile root the rest.
+(:func:`~elcvx.programs.lower_bound_dual`), the two formulations taking turns at each setting
+(one failing at every setting does not hold up the other). The order was chosen by measuring
+how often a single Clarabel solve of each formulation fails on random samples
+(``benchmarks/bench_formulations.py``; the documentation's performance page).
 """
 
 from __future__ import annotations
@@ -54,109 +41,27 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from . import _moment
 from . import programs as P
-from ._passes import FEAS_TOL, GAP_TOL
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 from .errors import SolverError
-from .programs.base import REFINED_ATTEMPTS, REFINED_BOUND_ATTEMPTS
-from .programs.base import sample_data as _data
+from .programs.base import BOUND_ATTEMPTS, CERTIFIED_ATTEMPTS
 
-# Iterations of the fast path's active-set method from Clarabel's dual point: they refine it (an
-# interior-point solver's argmax of these flat duals is accurate to about 1e-6, two or three
-# Newton steps make it accurate to rounding); the certificate that ends them decides.
+#: Iterations of the fast path's active-set method from Clarabel's last dual point, where none
+#: of its answers is certified (two or three Newton steps reach rounding from there).
 POLISH_ITER = 8
 
-# Formulation order per computation (the one tried first, first): chosen by measurement, see the
-# module docstring.
 MLE_ORDER = ("primal", "dual")
 PROFILE_ORDER = ("primal", "dual")
 LOWER_BOUND_ORDER = ("dual", "primal")
+
+REFINED = "refined from Clarabel's point"
 
 
 class Rejected(str):
     """What a certificate returns instead of a solution: the reason it failed (shown in the
     :class:`~elcvx.SolverError` when every attempt fails)."""
-
-
-def _checked(found, certificate):
-    """Store a certificate's outcome in ``found["sol"]``; the check's answer for
-    :meth:`~elcvx.programs.base.Program.solve` (``True``, or the reason for rejecting)."""
-    found["sol"] = certificate
-    return certificate if isinstance(certificate, Rejected) else True
-
-
-def _fail(what, errors):
-    last = errors[-1] if errors else None
-    status = getattr(last, "status", "not solved")
-    detail = "; ".join(str(e) for e in errors)
-    return SolverError(f"the cvxpy path could not solve {what}: {detail}",
-                       solver="CLARABEL", status=status)
-
-
-# ------------------------------------------------------------------------------------------------
-# MLE
-# ------------------------------------------------------------------------------------------------
-def _quietly(certificate):
-    """Run a certificate with numpy's floating-point warnings off: overflow (weights near 1e308)
-    yields inf or NaN, which every test below fails."""
-
-    def run(*args, **kwargs):
-        with np.errstate(all="ignore"):
-            return certificate(*args, **kwargs)
-
-    run.__name__, run.__doc__ = certificate.__name__, certificate.__doc__
-    return run
-
-
-@_quietly
-def certify_mle(beta, sample):
-    """``(beta, l*_mle, q, status)`` if Clarabel's ``beta`` certifies the MLE, else a
-    :class:`Rejected` reason (``status``: ``"optimal (bound)"`` where an extra atom carries mass).
-
-    From ``beta`` (on the dual's feasible set up to rounding), at most :data:`POLISH_ITER`
-    iterations of the fast path's active-set method (:func:`elcvx._moment.mle_of`) must end
-    certified: ``q`` with nonnegative extra-atom masses meets the primal constraints to
-    :data:`FEAS_TOL` at a point where no Newton step gains above rounding.
-    """
-    if beta is None or not np.isfinite(beta):
-        return Rejected("no dual point")
-    sol = _moment.mle_of(_moment.Moments(sample, ()), start=[beta], max_iter=POLISH_ITER)
-    if not sol.status.startswith("optimal"):
-        return Rejected(f"not certified from the solver's point ({sol.status})")
-    return sol.beta, sol.loglik, sol.q, sol.status
-
-
-def mle(sample) -> MLESolution:
-    """``beta*``, ``l*_mle`` and ``q`` from :func:`~elcvx.programs.mle_primal` (``beta*`` is the
-    multiplier of ``E_Q[w] = 1``), falling back to :func:`~elcvx.programs.mle_dual`; the point is
-    refined and certified by :func:`certify_mle`.
-
-    Raises :class:`~elcvx.SolverError` when neither formulation yields a certified solution.
-    """
-    readers = {
-        "dual": (P.mle_dual, lambda p: p.variables["beta"].value),
-        "primal": (P.mle_primal, lambda p: p.constraints["weight"].dual_value),
-    }
-    errors = []
-    for form in MLE_ORDER:
-        build, read = readers[form]
-        program = build(sample)
-        found = {}
-
-        def check(p, read=read, found=found):
-            return _checked(found, certify_mle(_scalar(read(p)), sample))
-
-        try:
-            program.solve(check=check, attempts=REFINED_ATTEMPTS)
-        except SolverError as exc:
-            errors.append(exc)
-            continue
-        beta, loglik, q, certified = found["sol"]
-        notes = ["bound"] if certified == "optimal (bound)" else []
-        return MLESolution(beta=beta, loglik=loglik, q=q,
-                           status=_status(form, MLE_ORDER, program, notes=notes))
-    raise _fail("the MLE", errors)
 
 
 def _scalar(x):
@@ -165,222 +70,265 @@ def _scalar(x):
     return float(np.asarray(x, dtype=float).reshape(-1)[0])
 
 
-def _status(form, order, program, settings_index=None, notes=()):
-    """``"optimal"``, qualified by ``notes`` and the fallbacks that were needed to get there
-    (``settings_index``: of the attempt that solved, when it is not the program's log's)."""
+def _vector(values):
+    """Clarabel's dual point from its pieces (scalars and vectors); None if one is missing."""
+    if any(v is None for v in values):
+        return None
+    return np.concatenate([np.asarray(v, dtype=float).reshape(-1) for v in values])
+
+
+def _point(program, form, names):
+    """The dual point of a solved program: the dual's variables ``names``, or the multipliers
+    of the primal's constraints of the same meaning (``beta``: ``weight``, ``gamma``:
+    ``mass``, ``tau``: ``value``, ``lambda``: ``g{j}``)."""
+    if form == "dual":
+        return _vector([program.variables[n].value for n in names if n in program.variables])
+    primal = {"beta": ["weight"], "gamma": ["mass"], "tau": ["value"],
+              "lambda": sorted((c for c in program.constraints if c.startswith("g")
+                                and c[1:].isdigit()), key=lambda c: int(c[1:]))}
+    return _vector([program.constraints[c].dual_value for n in names for c in primal[n]])
+
+
+def _status(form, order, settings_index, clarabel_status, notes=()):
+    """``"optimal"``, qualified by ``notes`` and the fallbacks that were needed."""
     notes = list(notes)
     if form != order[0]:
         notes.append(f"{form} formulation")
-    index = program.log[-1][0] if settings_index is None and program.log else settings_index
-    if index:
-        notes.append(f"settings #{index}")
-    if program.log and program.log[-1][1] != "optimal":
-        notes.append(f"certified; Clarabel: {program.log[-1][1].replace(' (certified)', '')}")
+    if settings_index:
+        notes.append(f"settings #{settings_index}")
+    if clarabel_status and clarabel_status != "optimal":
+        notes.append(f"certified; Clarabel: {clarabel_status.replace(' (certified)', '')}")
     return "optimal" + (f" ({', '.join(notes)})" if notes else "")
 
 
+def _fail(what, errors):
+    last = errors[-1] if errors else None
+    status = getattr(last, "status", "not solved")
+    detail = "; ".join(str(e) for e in errors) or "no attempt"
+    return SolverError(f"the cvxpy path could not solve {what}: {detail}",
+                       solver="CLARABEL", status=status)
+
+
+def _run(what, builders, order, attempts, certify_at, refine_from, interleave=False,
+         **parameters):
+    """Clarabel's certified answer: ``(solution, status)``.
+
+    ``builders[form]()`` builds a program and ``names[form]`` reads its dual point (see
+    :func:`_point`); ``certify_at(point)`` is a solution whose status is ``"optimal"`` where
+    the certificate accepts Clarabel's point; ``refine_from(point)`` the refined one. Each
+    ``(form, settings)`` pair is one attempt: formulation by formulation (``interleave``:
+    setting by setting, the formulations taking turns)."""
+    pairs = ([(form, i) for i in range(len(attempts)) for form in order] if interleave
+             else [(form, i) for form in order for i in range(len(attempts))])
+    programs, errors, last = {}, [], None
+    for form, index in pairs:
+        if form not in programs:
+            programs[form] = builders[form]()
+        program, found = programs[form], {}
+
+        def check(p, form=form, found=found):
+            nonlocal last
+            point = _point(p, form, NAMES[what.kind])
+            if point is None or not np.all(np.isfinite(point)):
+                return Rejected("no dual point")
+            last = point
+            sol = certify_at(point)
+            found["sol"] = sol
+            return True if sol.status == "optimal" else Rejected(sol.status)
+
+        try:
+            program.solve(check=check, attempts=(attempts[index],), **parameters)
+        except SolverError as exc:
+            errors.append(exc)
+            continue
+        return found["sol"], _status(form, order, index, program.log[-1][1])
+    if last is not None:
+        sol = refine_from(last)
+        if sol.status == "optimal":
+            return sol, f"optimal ({REFINED})"
+        errors.append(SolverError(f"refined from Clarabel's last point: {sol.status}",
+                                  solver="CLARABEL", status=sol.status))
+    raise _fail(what.text, errors)
+
+
+class _What:
+    def __init__(self, kind, text):
+        self.kind, self.text = kind, text
+
+
+NAMES = {"mle": ("beta", "lambda"), "profile": ("beta", "lambda", "tau"),
+         "bound": ("gamma", "beta", "lambda")}
+
+
 # ------------------------------------------------------------------------------------------------
-# Profile likelihood
+# The certificates at a given dual point (Clarabel's, or any: nothing is refined)
 # ------------------------------------------------------------------------------------------------
-@_quietly
-def certify_profile(beta, tau, v, sample):
-    """``(l_v, beta, tau)`` if Clarabel's ``(beta, tau)`` certifies the profile dual at ``v``,
-    else a :class:`Rejected` reason: as :func:`certify_mle`, by
-    :func:`elcvx._moment.profile_of` from that point (``q`` and the corner atoms' masses meet
-    ``E_Q[1] = E_Q[w] = 1`` and ``E_Q[w u] = v`` to :data:`FEAS_TOL`)."""
-    if beta is None or tau is None or not (np.isfinite(beta) and np.isfinite(tau)):
-        return Rejected("no dual point")
-    if not 0.0 < v < 1.0:
-        return Rejected(f"v = {v!r} is not inside (0, 1), where the dual has its optimum")
-    sol = _moment.profile_of(_moment.Moments(sample, ()), [v], starts=[[beta, tau]],
-                             max_iter=POLISH_ITER)
-    if not sol.status.startswith("optimal"):
-        return Rejected(f"not certified from the solver's point ({sol.status})")
-    return float(sol.loglik[0]), float(sol.beta[0]), float(sol.tau[0])
+def certify_mle(point, sample, constraints=(), atoms=None, *, data=None) -> MLESolution:
+    """The MLE at the dual point ``(beta, lambda)``, as it is: status ``"optimal"`` where
+    :mod:`elcvx.certify` accepts it, else why not (moved onto the atoms' faces it meets within
+    rounding, :func:`elcvx._starts._given_start`)."""
+    data = _moment.Moments(sample, constraints, atoms) if data is None else data
+    return _moment.mle_of(data, start=np.asarray(point, dtype=float), max_iter=0)
 
 
-def _profile_gap(program, sample, sol):
-    """``sol`` if Clarabel's primal ``q`` confirms it, else a :class:`Rejected` reason.
-
-    ``-N log N - sum c log q`` (primal) bounds ``l_v`` from above and the dual point's ``l``
-    from below, so their gap bounds how far the dual point stops short. Where the dual is flat
-    in ``beta`` (every weight within 1e-6 of 1) the decrement on the point's face can miss a
-    shortfall of 1e-6 that the gap shows; the bound ``1e-9 max(N, |l|)`` is Clarabel's
-    accuracy on the programs' averaged objective."""
-    w, _, c, N, _, _ = _data(sample)
-    q = program.variables["q"].value
-    if q is None or not np.all(q > 0):
-        return Rejected("no primal q")
-    gap = -N * math.log(N) - float(c @ np.log(q)) - sol[0]
-    if not abs(gap) <= 1e-9 * max(N, abs(sol[0])):
-        return Rejected(f"the primal-dual gap is {gap:.2g}")
-    return sol
+def certify_profile(point, v, sample, constraints=(), atoms=None, *, data=None) -> ProfileSolution:
+    """The profile likelihood at ``v`` from the dual point ``(beta, lambda, tau)``, as it is."""
+    data = _moment.Moments(sample, constraints, atoms) if data is None else data
+    lo, hi = data.value_range
+    if not lo < v < hi:
+        nan = np.full(1, np.nan)
+        return ProfileSolution(np.full(1, np.inf), nan, nan,
+                               f"not certified (v = {v!r} is not inside ({lo}, {hi}), where the "
+                               "dual has its optimum)")
+    return _moment.profile_of(data, [v], starts=[np.asarray(point, dtype=float)], max_iter=0)
 
 
-def profile(sample, v) -> ProfileSolution:
-    """``l_v`` (and the dual ``beta``, ``tau``) for each ``v`` in a 1-d array, unit scale.
+def certify_lower_bound(point, sample, *, loglik, quantile, mle_gap, side="lower",
+                        constraints=(), atoms=None, data=None) -> BoundSolution:
+    """The lower bound from the dual point ``(gamma, beta, lambda)``, as it is, for the MLE
+    ``loglik`` with certified gap ``mle_gap``."""
+    if data is None:
+        data = _moment.Moments(sample, constraints, atoms, side=side)
+    return _moment.lower_bound_of(data, loglik, quantile, start=np.asarray(point, dtype=float),
+                                  max_iter=0, mle_gap=mle_gap)
 
-    :func:`~elcvx.programs.profile_primal` first (``beta``, ``tau`` are the multipliers of
-    ``E_Q[w] = 1`` and ``E_Q[w u] = v``), :func:`~elcvx.programs.profile_dual` as fallback; each
-    point certified by :func:`certify_profile`. One program per formulation is compiled and
-    re-solved for every ``v`` (``v`` is a :class:`cvxpy.Parameter`). Where the primal is
-    infeasible (``v`` outside ``[0, 1]``, or at
-    an end the data exclude) ``l_v = inf`` and ``beta = tau = nan``, without a solve.
-    """
+
+# ------------------------------------------------------------------------------------------------
+# The three programs
+# ------------------------------------------------------------------------------------------------
+def mle(sample, constraints=(), atoms=None) -> MLESolution:
+    """The (constrained) MLE: Clarabel's answer to :func:`~elcvx.programs.mle_primal` (then
+    :func:`~elcvx.programs.mle_dual`), certified at its dual point ``(beta, lambda)``."""
+    data = _moment.Moments(sample, constraints, atoms)
+    return mle_of(data, sample, constraints, atoms)
+
+
+def mle_of(data, sample, constraints=(), atoms=None) -> MLESolution:
+    """:func:`mle` of a model ``data`` of ``sample`` (e.g. a difference's)."""
+    builders = {"primal": lambda: P.mle_primal(sample, constraints=constraints, atoms=atoms),
+                "dual": lambda: P.mle_dual(sample, constraints=constraints, atoms=atoms)}
+    sol, status = _run(
+        _What("mle", "the MLE" + (" with constraints" if data.k else "")), builders, MLE_ORDER,
+        CERTIFIED_ATTEMPTS, lambda x: certify_mle(x, sample, data=data),
+        lambda x: _moment.mle_of(data, start=x, max_iter=POLISH_ITER))
+    return sol._replace(status=status, work=(0, 0))
+
+
+def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
+    """``l_v`` (and the dual ``beta``, ``tau``) for each ``v`` of a 1-d array (unit scale):
+    Clarabel's answers to :func:`~elcvx.programs.profile_primal` (then
+    :func:`~elcvx.programs.profile_dual`), one program compiled and re-solved for each ``v``
+    (a :class:`cvxpy.Parameter`), each certified at its dual point. Where no distribution
+    meets ``E_Q[h] = v`` (``v`` outside ``(0, 1)``, but for an end that the rows leave as the
+    only value: :func:`elcvx._moment.at_the_edge`), ``l_v = inf`` without a solve."""
     v = np.atleast_1d(np.asarray(v, dtype=float))
     if v.ndim != 1:
         raise ValueError("v must be a scalar or a 1-d array")
-    out_l = np.full(v.shape, np.inf)
-    out_b = np.full(v.shape, np.nan)
-    out_t = np.full(v.shape, np.nan)
-    builders = {"dual": P.profile_dual, "primal": P.profile_primal}
-    readers = {
-        "dual": lambda p: (p.variables["beta"].value, p.variables["tau"].value),
-        "primal": lambda p: (p.constraints["weight"].dual_value, p.constraints["value"].dual_value),
-    }
-    programs = {}
+    data = _moment.Moments(sample, constraints, atoms)
+    out_l, out_b, out_t = np.full(v.shape, np.inf), np.full(v.shape, np.nan), np.full(v.shape, np.nan)
+    gaps = np.zeros(v.shape)
+    builders = {"primal": lambda: P.profile_primal(sample, constraints=constraints, atoms=atoms),
+                "dual": lambda: P.profile_dual(sample, constraints=constraints, atoms=atoms)}
+    cached = {}
     statuses = set()
     for i, vi in enumerate(v):
         if np.isnan(vi):
             raise ValueError(f"v[{i}] is NaN")
         if not 0.0 < vi < 1.0:
-            if not _moment.at_the_edge(_moment.Moments(sample, ()), vi):
-                continue  # no distribution on the sample and the atoms has E_Q[w u] = v
-            # A feasible end: the data leave no w u (w (1 - u)) mass, so the MLE, whose free
-            # atom can take that reward, meets E_Q[w u] = v: l_v = l*_mle (no program needed,
-            # and its dual has no interior there).
-            m = mle(sample)
-            out_l[i], out_b[i], out_t[i] = m.loglik, m.beta, 0.0
+            if _moment.at_the_edge(data, vi):
+                m = mle_of(data, sample, constraints, atoms)
+                out_l[i], out_b[i], out_t[i], gaps[i] = m.loglik, m.beta, 0.0, m.gap
+                statuses.add(m.status)
             continue
-        errors = []
-        for form in PROFILE_ORDER:
-            if form not in programs:
-                programs[form] = builders[form](sample)
-            program = programs[form]
-            found = {}
 
-            def check(p, form=form, found=found, vi=vi):
-                b, t = readers[form](p)
-                sol = certify_profile(_scalar(b), _scalar(t), vi, sample)
-                if form == "primal" and not isinstance(sol, Rejected):
-                    sol = _profile_gap(p, sample, sol)
-                return _checked(found, sol)
+        def build(form):
+            return lambda: cached.setdefault(form, builders[form]())
 
-            try:
-                program.solve(check=check, attempts=REFINED_ATTEMPTS, v=float(vi))
-            except SolverError as exc:
-                errors.append(exc)
-                continue
-            out_l[i], out_b[i], out_t[i] = found["sol"]
-            statuses.add(_status(form, PROFILE_ORDER, program))
-            break
-        else:
-            raise _fail(f"the profile likelihood at v = {vi!r}", errors)
+        sol, status = _run(
+            _What("profile", f"the profile likelihood at v = {vi!r}"),
+            {f: build(f) for f in PROFILE_ORDER}, PROFILE_ORDER, CERTIFIED_ATTEMPTS,
+            lambda x, vi=vi: certify_profile(x, vi, sample, data=data),
+            lambda x, vi=vi: _moment.profile_of(data, [vi], starts=[x], max_iter=POLISH_ITER),
+            v=float(vi))
+        out_l[i], out_b[i], out_t[i], gaps[i] = sol.loglik[0], sol.beta[0], sol.tau[0], sol.gap[0]
+        statuses.add(status)
     status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
-    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status)
+    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, gap=gaps)
 
 
-# ------------------------------------------------------------------------------------------------
-# Lower bound
-# ------------------------------------------------------------------------------------------------
-@_quietly
-def certify_lower_bound(beta, gamma, phi, sample, side="lower"):
-    """``(v_lb, beta, gamma, kappa, q)`` if Clarabel's ``(beta, gamma)`` certifies the lower
-    bound, else a :class:`Rejected` reason: as :func:`certify_mle`, by
-    :func:`elcvx._moment.lower_bound_of` from that point on the dual with ``kappa``
-    eliminated (``log(N kappa) = phi/N + log N + mean_c log a``); certified when ``q = kappa /
-    a`` with nonnegative atom masses meets ``E_Q[1] = E_Q[w] = 1`` to :data:`FEAS_TOL` and the
-    primal objective equals the dual one to :data:`GAP_TOL` ``* max(1, |v|)``.
+def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms=None,
+                value=None, mle_gap=0.0, mle_sol=None) -> BoundSolution:
+    """The lower end ``v_lb`` of the interval on the unit scale (of ``1 - u`` for
+    ``side="upper"``; of ``value = (h, h_lo, h_hi)`` as in :class:`elcvx._moment.Moments`).
+
+    ``phi = -N log N - loglik - quantile / 2``, ``loglik`` the MLE's with certified gap
+    ``mle_gap`` (``mle_sol``'s, if given). Clarabel's answers to
+    :func:`~elcvx.programs.lower_bound_dual` and :func:`~elcvx.programs.lower_bound_primal` in
+    turn at each setting, certified at their dual point ``(gamma, beta, lambda)``; the profile
+    root last.
+
+    ``quantile = 0`` makes the likelihood ball the single MLE: the bound is then ``sum c q_mle
+    w u`` and the multipliers are unbounded (``kappa = inf``, ``beta = gamma = nan``).
+    ``quantile = inf`` makes the ball everything: the bound is the least value, 0.
     """
-    if beta is None or gamma is None or not (np.isfinite(beta) and np.isfinite(gamma)):
-        return Rejected("no dual point")
-    # phi = -N log N - l* - quantile / 2: the same K = exp(-(l* + quantile/2)/N) as l = -N log
-    # N - phi with no quantile.
-    loglik = -sample.n * math.log(sample.n) - phi
-    sol = _moment.lower_bound_of(_moment.Moments(sample, (), side=side), loglik, 0.0,
-                                 start=[gamma, beta], max_iter=POLISH_ITER)
-    if not sol.status.startswith("optimal"):
-        return Rejected(f"not certified from the solver's point ({sol.status})")
-    return sol.value, sol.beta, sol.gamma, sol.kappa, sol.q
-
-
-def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
-    """The lower end ``v_lb`` of the interval on the unit scale (of ``1 - u`` for ``side="upper"``).
-
-    ``phi = -N log N - loglik - quantile / 2``. Solved by :func:`~elcvx.programs.lower_bound_dual`
-    and :func:`~elcvx.programs.lower_bound_primal` in turn at each setting (see the module
-    docstring), each solution certified (:func:`certify_lower_bound`); the profile root last.
-
-    ``quantile = 0`` makes the likelihood ball the single MLE: the bound is then
-    ``sum c q_mle w u`` and the multipliers are unbounded (``kappa = inf``, ``beta = gamma =
-    nan``). ``quantile = inf`` makes the ball everything: the bound is 0, with zero multipliers.
-    When every ``w u`` is 0 the bound is 0 (``q`` is then the MLE's, one of many optima).
-    """
-    w, u, c, N, wmin, wmax = _data(sample, side)
+    if mle_sol is not None:
+        loglik, mle_gap = mle_sol.loglik, mle_sol.gap
     quantile = float(quantile)
     if not quantile >= 0:
         raise ValueError(f"quantile={quantile!r} must be >= 0")
+    data = _moment.Moments(sample, constraints, atoms, side=side, value=value)
     if quantile == math.inf:
-        return BoundSolution(value=0.0, beta=0.0, gamma=0.0, kappa=0.0, q=np.zeros_like(w),
-                             status="optimal (quantile = inf)")
+        return BoundSolution(value=data.value_range[0], beta=0.0, gamma=0.0, kappa=0.0,
+                             q=np.zeros(data.rows), status="optimal (quantile = inf)", error=0.0)
     if quantile == 0:
-        m = mle(sample)
-        return BoundSolution(value=float((c * w * u) @ m.q), beta=math.nan, gamma=math.nan,
-                             kappa=math.inf, q=m.q, status="optimal (quantile = 0: the MLE)")
-    if not np.any(w * u > 0):
-        # Every E_Q[w u] is 0: so is the bound, and the dual optimum is the limit
-        # beta = gamma = kappa = 0 (a = w u = 0 puts it on the edge of the exponential cone).
-        m = mle(sample)
+        m = mle_of(data, sample, constraints, atoms)
+        c = 1.0 if data.c is None else data.c
+        return BoundSolution(value=float((c * data.h) @ m.q), beta=math.nan, gamma=math.nan,
+                             kappa=math.inf, q=m.q, status="optimal (quantile = 0: the MLE)",
+                             error=m.error)
+    if data.policy and not np.any(data.h > 0):
+        # Every E_Q[w u] is 0: so is the bound (the dual optimum is the limit y -> 0, on the
+        # edge of the exponential cone).
+        m = mle_of(data, sample, constraints, atoms)
         return BoundSolution(value=0.0, beta=0.0, gamma=0.0, kappa=0.0, q=m.q,
-                             status="optimal (every w u is 0)")
+                             status="optimal (every w u is 0)", error=0.0)
+    N = data.n
     phi = -N * math.log(N) - float(loglik) - quantile / 2.0
-    builders = {"primal": P.lower_bound_primal, "dual": P.lower_bound_dual}
-    readers = {
-        "primal": lambda p: (p.constraints["weight"].dual_value, p.constraints["mass"].dual_value),
-        "dual": lambda p: (p.variables["beta"].value, p.variables["gamma"].value),
-    }
-    errors = []
-    programs = {}
-    # Settings by settings, each formulation in turn: where one formulation fails at every
-    # setting (seen at N = 1e5), the other is tried before the slower settings are.
-    for index, settings in enumerate(REFINED_BOUND_ATTEMPTS):
-        for form in LOWER_BOUND_ORDER:
-            if form not in programs:
-                programs[form] = builders[form](sample, side=side)
-            program = programs[form]
-            found = {}
+    h_lo = None if value is None else (data.h, data.h_lo)
+    builders = {form: (lambda form=form: getattr(P, f"lower_bound_{form}")(
+        sample, side=side, constraints=constraints, atoms=atoms, value=h_lo))
+        for form in LOWER_BOUND_ORDER}
 
-            def check(p, form=form, found=found):
-                b, g = readers[form](p)
-                return _checked(found, certify_lower_bound(_scalar(b), _scalar(g), phi, sample,
-                                                           side))
+    def refine(y):
+        return _moment.lower_bound_of(data, loglik, quantile, start=y, max_iter=POLISH_ITER,
+                                      mle_gap=mle_gap)
 
-            try:
-                program.solve(check=check, phi=phi, attempts=(settings,))
-            except SolverError as exc:
-                errors.append(exc)
-                continue
-            value, beta, gamma, kappa, q = found["sol"]
-            return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,
-                                 status=_status(form, LOWER_BOUND_ORDER, program, index))
+    def at(y):
+        return certify_lower_bound(y, sample, loglik=loglik, quantile=quantile, mle_gap=mle_gap,
+                                   data=data)
+
+    what = _What("bound", f"the {side} bound" + (" with constraints" if data.k else ""))
     try:
-        sol = _lower_bound_by_profile(sample, loglik, quantile, phi, side)
+        sol, status = _run(what, builders, LOWER_BOUND_ORDER, BOUND_ATTEMPTS, at, refine,
+                           interleave=True, phi=phi)
+        return sol._replace(status=status, work=(0, 0))
     except SolverError as exc:
-        errors.append(exc)
-        sol = None
-    if sol is not None:
+        if value is not None or data.k:
+            raise
+        sol = _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side)
+        if sol is None:
+            raise exc from None
         return sol
-    raise _fail(f"the {side} bound", errors)
 
 
-def _lower_bound_by_profile(sample, loglik, quantile, phi, side):
-    """Last resort: the left root of ``2 (l_v - l*_mle) = quantile`` by Brent's method on
-    :func:`profile`, converted to the lower-bound dual and certified.
+def _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side):
+    """Last resort (the paper's programs): the left root of ``2 (l_v - l*_mle) = quantile`` by
+    Brent's method on :func:`profile`, converted to the lower-bound dual and certified.
 
     At the root the two programs share their primal ``q``: ``kappa / (gamma + beta w + w u) =
-    1 / (N (1 + beta_v (w - 1) + tau_v (w u - v)))`` gives ``kappa = 1/(N tau_v)``,
-    ``beta = beta_v / tau_v`` and ``gamma = (1 - beta_v - tau_v v) / tau_v``, which
-    :func:`certify_lower_bound` refines and certifies. ``None`` if that fails.
+    1 / (N (1 + beta_v (w - 1) + tau_v (w u - v)))`` gives ``beta = beta_v / tau_v`` and
+    ``gamma = (1 - beta_v - tau_v v) / tau_v``, which the certificate refines and certifies.
+    ``None`` if that fails.
     """
     from scipy.optimize import brentq
 
@@ -388,14 +336,17 @@ def _lower_bound_by_profile(sample, loglik, quantile, phi, side):
         # (Clipped: rmax + rmin - rmin can round above rmax.)
         sample = sample.with_rewards(np.clip(sample.rmax + sample.rmin - sample.r, sample.rmin,
                                              sample.rmax))
-    w, u, c, N, _, _ = _data(sample)
     m = mle(sample)
+    c = 1.0 if data.c is None else data.c
     # The low end of the estimate set, where l_v = l*_mle (clipped: rounding can put it above 1).
-    hi = min(float((c * w * u) @ m.q), 1.0)
+    hi = min(float((c * sample.w * sample.u) @ m.q), 1.0)
     last = {}
 
     def excess(v):
-        sol = profile(sample, np.array([v]))
+        try:
+            sol = profile(sample, np.array([v]))
+        except SolverError:
+            return math.nan
         last[v] = (sol.beta[0], sol.tau[0])
         return 2.0 * (sol.loglik[0] - loglik) - quantile
 
@@ -408,16 +359,18 @@ def _lower_bound_by_profile(sample, loglik, quantile, phi, side):
             break
     else:
         return None
-    v = brentq(excess, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=200)
+    try:
+        v = brentq(excess, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=200)
+    except ValueError:
+        return None
     if v not in last:
         excess(v)
     beta_v, tau_v = last[v]
     if not tau_v > 0:
         return None
-    sol = certify_lower_bound(beta_v / tau_v, (1.0 - beta_v - tau_v * v) / tau_v, phi, sample)
-    if isinstance(sol, Rejected):
+    y = np.array([(1.0 - beta_v - tau_v * v) / tau_v, beta_v / tau_v])
+    sol = _moment.lower_bound_of(data, loglik, quantile, start=y, max_iter=POLISH_ITER,
+                                 mle_gap=mle_gap)
+    if sol.status != "optimal":
         return None
-    value, beta, gamma, kappa, q = sol
-    return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,
-                         status="optimal (root of the profile likelihood, certified)")
-
+    return sol._replace(status="optimal (root of the profile likelihood, certified)", work=(0, 0))

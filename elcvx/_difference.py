@@ -127,10 +127,11 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
                                 quantile, a.n, "closed form", "optimal (the same policy)")
     constraints, atoms, value = _model(a, b)
     data = _moment.Moments(a, constraints, atoms, value=value)
+    data.estimate_coef = (2.0, 1.0, 1.0)  # |(w_a - w_b)(u - rho)| <= w_a + w_b = 2 + d_a + d_b
     negated = (-value[0], -value[2], -value[1])
-    cvx = _dispatch._cvx_model_module  # imports cvxpy only when the cvxpy path runs
+    cvx = _dispatch._cvx_module  # imports cvxpy only when the cvxpy path runs
     mle, path = _dispatch._run(method, lambda: _moment.mle_of(data),
-                               lambda: cvx().model_mle(a, constraints, atoms),
+                               lambda: cvx().mle_of(data, a, constraints, atoms),
                                "the MLE of the difference")
     c = 1.0 if a.counts is None else a.counts
     cq = c * mle.q
@@ -146,8 +147,9 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
         sol, used = _dispatch._run(
             method, lambda: _moment.lower_bound_of(model, mle.loglik, quantile, mle),
-            lambda: cvx().model_lower_bound(a, constraints, atoms, mle.loglik, quantile,
-                                            value=val),
+            lambda: cvx().lower_bound(a, loglik=mle.loglik, quantile=quantile,
+                                      constraints=constraints, atoms=atoms, value=val,
+                                      mle_sol=mle),
             f"the {end} bound of the difference")
         bounds.append(sol.value)
         paths.add(used)

@@ -43,14 +43,16 @@ def mle(sample, method, model=None):
     The cached ``q`` is made read-only (no copy): results hand out read-only views of it, so
     nothing a caller does to a result can change a later answer.
     """
+    constraints, atoms = model if model is not None else ((), None)
+    run = lambda: _run(method, lambda: _moment.mle(sample, constraints, atoms),  # noqa: E731
+                       lambda: _cvx_module().mle(sample, constraints, atoms),
+                       "the MLE" + ("" if model is None else " with constraints"),
+                       _in_memory(sample))
     if model is not None:
-        return _run(method, lambda: _moment.mle(sample, *model),
-                    lambda: _cvx_model_module().model_mle(sample, *model),
-                    "the MLE with constraints", _in_memory(sample))
+        return run()
     cache = sample.__dict__.setdefault("_mle_cache", {})
     if method not in cache:
-        sol, path = _run(method, lambda: _moment.mle(sample, ()), lambda: _cvx_module().mle(sample),
-                         "the MLE", _in_memory(sample))
+        sol, path = run()
         cache[method] = (sol if sol.q is None else sol._replace(q=iv.frozen(sol.q)), path)
     return cache[method]
 
@@ -58,39 +60,28 @@ def mle(sample, method, model=None):
 def lower_bound(sample, mle_sol, quantile, side, method, model=None):
     """The lower bound of ``u`` (``side="lower"``) or of ``1 - u``."""
     constraints, atoms = model if model is not None else ((), None)
-    if model is not None:
-        cvx_call = lambda: _cvx_model_module().model_lower_bound(  # noqa: E731
-            sample, constraints, atoms, mle_sol.loglik, quantile, side)
-    else:
-        cvx_call = lambda: _cvx_module().lower_bound(  # noqa: E731
-            sample, loglik=mle_sol.loglik, quantile=quantile, side=side)
     return _run(method,
                 lambda: _moment.lower_bound(sample, constraints, mle_sol.loglik, quantile, side,
                                             atoms, mle_sol),
-                cvx_call, f"the {side} bound" + ("" if model is None else " with constraints"),
+                lambda: _cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
+                                                  side=side, constraints=constraints, atoms=atoms,
+                                                  mle_sol=mle_sol),
+                f"the {side} bound" + ("" if model is None else " with constraints"),
                 _in_memory(sample))
 
 
 def profile(sample, v_unit, mle_sol, method, model=None):
     """The profile likelihood at each ``v_unit`` (the unit reward scale)."""
-    if model is not None:
-        return _run(method, lambda: _moment.profile(sample, model[0], v_unit, model[1], mle_sol),
-                    lambda: _cvx_model_module().model_profile(sample, *model, v_unit),
-                    "the profile likelihood with constraints", _in_memory(sample))
-    return _run(method, lambda: _moment.profile(sample, (), v_unit, mle_sol=mle_sol),
-                lambda: _cvx_module().profile(sample, v_unit), "the profile likelihood",
+    constraints, atoms = model if model is not None else ((), None)
+    return _run(method, lambda: _moment.profile(sample, constraints, v_unit, atoms, mle_sol),
+                lambda: _cvx_module().profile(sample, v_unit, constraints, atoms),
+                "the profile likelihood" + ("" if model is None else " with constraints"),
                 _in_memory(sample))
 
 
 def _in_memory(sample) -> bool:
     """Whether the sample's rows are in memory (a :class:`~elcvx.io.LogScan`'s are not)."""
     return not hasattr(sample, "moments")
-
-
-def _cvx_model_module():
-    from . import _cvx_model
-
-    return _cvx_model
 
 
 def _cvx_module():

@@ -30,11 +30,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import nnls
 
+from . import certify
 from . import constraints as mc
 from ._active_set import MAX_ITER, maximize, memo
 from ._duals import bound_oracle, loglik_oracle
 from ._oracles import fold_blocks, merge_stats, row_blocks, scratch_rows, stats_block
-from ._passes import FEAS_TOL, GAP_TOL, Work, scratch
+from ._passes import Work, scratch
 from ._starts import (SERIES_TERMS, _given_start, _gram_of, _quadratic_start, _series_start,
                       _start)
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
@@ -88,6 +89,10 @@ class Moments:
 
     #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
     in_memory = True
+    _c_min = None
+    #: ``coef`` with ``|a_n| <= (1, d_n) . coef`` for the estimate's functionals ``a_n = w_n (u_n
+    #: - rho)``, ``rho`` in ``[0, 1]`` (``|a_n| <= w_n = 1 + d_n0``): the certificate's ``S``.
+    estimate_coef = (1.0, 1.0)
 
     @property
     def h(self):
@@ -129,6 +134,16 @@ class Moments:
             sums, h_min = self.reduce(stats_block, merge_stats)
             self._stats = Stats(sums[1:-3], *sums[-3:], min(0.0, h_min))
         return self._stats
+
+    @property
+    def c_min(self) -> float:
+        """The least count (1 without counts; kept): the certificates' bound on a row's share."""
+        if self._c_min is None:
+            if self.in_memory:
+                self._c_min = 1.0 if self.c is None else float(self.c.min())
+            else:
+                self._c_min = float(self.engine.map_reduce(_least_count, min))
+        return self._c_min
 
     def negated(self):
         """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""
@@ -179,6 +194,11 @@ class Stats(NamedTuple):
         return Stats(self.sum_F, self.sum_w_minus_h, self.sum_w_minus_h, self.sum_h, 0.0)
 
 
+def _least_count(cols) -> float:
+    """A chunk's least count (:class:`elcvx._rows.Columns`; 1 without counts)."""
+    return 1.0 if cols.c is None else float(cols.c.min())
+
+
 class AtTheMLE(NamedTuple):
     """Sums a policy's MLE computes in its own passes for the bounds after it (so that neither
     bound makes a pass for them): the rows' :class:`Stats` (from the MLE's first pass, at the
@@ -223,27 +243,18 @@ def model_of(sample, constraints, atoms=None, side="lower"):
 
 
 def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0):
-    """``(x, f, status)``: the active-set Newton method from a feasible ``x``."""
-    out = maximize(oracle, x, A, h, kkt_tol=1e-3 * FEAS_TOL, gap_tol=gap_tol, max_iter=max_iter)
+    """``(x, f, status)``: the active-set Newton method from a feasible ``x``; with ``max_iter
+    = 0``, ``x`` itself (another solver's point, for the certificate to judge)."""
+    if max_iter == 0:
+        return x, oracle(x)[0], "optimal"
+    out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL, gap_tol=gap_tol, max_iter=max_iter)
     return out.x, out.f, out.status
 
 
-def _certify(residual, columns, slack):
-    """``(status, masses)``: whether ``q`` (whose shortfall in each moment constraint is
-    ``residual``) and nonnegative atom masses (``columns``: their contributions) meet every
-    constraint to :data:`FEAS_TOL`.
-
-    The masses are found by nonnegative least squares with a penalty ``(1e4 s_k m_k)^2`` on
-    mass at atoms whose dual constraint is slack by ``s_k``: with more atoms than constraints
-    the decomposition is not unique, and mass at a slack atom would be a duality gap of ``m_k
-    s_k``. Where the working set's constraints are independent, the masses are the active-set
-    method's multipliers; found here again, the certificate does not rest on the iteration."""
-    penalty = np.diag(1e4 * np.maximum(slack, 0.0))
-    masses, _ = nnls(np.vstack([columns, penalty]), np.r_[residual, np.zeros(len(slack))])
-    off = float(np.max(np.abs(columns @ masses - residual)))
-    if not off <= FEAS_TOL:
-        return f"not certified (the moment constraints are off by {off:.2g})", masses
-    return "optimal", masses
+# An atom whose (scaled) mass is above this carries mass: the MLE is on its constraint.
+_MASS_TOL = 1e-8
+# The active-set method polishes the gradient (the primal q it gives) to this KKT residual.
+_KKT_TOL = 1e-11
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,18 +273,33 @@ def mle_of(data, start=None, max_iter=MAX_ITER) -> MLESolution:
     work = Work()
     A, h = data.atom_rows()
     x0 = np.zeros(A.shape[1]) if start is None else start
-    x, q, loglik, status, sums = _likelihood(data, None, A, h, x0, work, max_iter,
-                                             start is not None)
-    if x is None:
+    out = _likelihood(data, None, A, h, x0, work, max_iter, start is not None)
+    if out.x is None:
         return _mle_failure(data, "no feasible start (an empty model?)", work)
-    return MLESolution(beta=float(x[0]), loglik=loglik, q=q, status=status, work=work.counts(),
-                       lambdas=tuple(float(t) for t in x[1:]), sums=sums)
+    x = out.x
+    return MLESolution(beta=float(x[0]), loglik=out.loglik, q=out.q, status=out.status,
+                       work=work.counts(), lambdas=tuple(float(t) for t in x[1:]), sums=out.sums,
+                       at_atom=bool(out.cert.masses.max(initial=0.0) > _MASS_TOL),
+                       gap=out.cert.gap, error=out.error)
 
 
-def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
-    """``(x, q, l, status, sums)``: ``l = max sum c log(1 + D x)`` subject to ``A x + h >=
+class _Solved(NamedTuple):
+    """A likelihood program's solution (:func:`_likelihood`)."""
+
+    x: np.ndarray | None
+    q: np.ndarray | None
+    loglik: float
+    status: str
+    sums: tuple = ()
+    cert: certify.LikelihoodCertificate | None = None
+    error: float = math.nan  # the MLE's certified estimate error (any rho)
+
+
+def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> _Solved:
+    """``l = max sum c log(1 + D x)`` subject to ``A x + h >=
     0`` from near ``x0`` (``given``: from ``x0`` itself, see :func:`_given_start`), ``q = 1 /
-    (N (1 + D x))`` (None for a model whose rows are not in memory, or a profile), certified;
+    (N (1 + D x))`` (None for a model whose rows are not in memory, or a profile), certified
+    (:func:`elcvx.certify.likelihood`; ``cert`` None without a feasible start);
     ``sums = (sum c q, sum c q w, sum c q h, AtTheMLE)`` for the MLE (``value`` None); ``x`` is
     None without a feasible start. ``D``: the model's features, with ``h - value`` last when
     ``value`` is given. ``q``, ``l`` and the certificate's sums are those of the last pass,
@@ -290,7 +316,8 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
         if x is not None and not np.any(x) and "origin_g_H" in state and len(x) == 1:
             x = _series_start(oracle, state, A, h, x)
     if x is None:
-        return None, None, math.nan, "no feasible start" + (" (the point given)" if given else ""), ()
+        why = "no feasible start" + (" (the point given)" if given else "")
+        return _Solved(None, None, math.nan, why)
     x, _, status = _solve(oracle, x, A, h, max_iter)
     if not np.array_equal(state.get("x"), x):
         raw(x, full=True)
@@ -299,7 +326,7 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
     loglik, mass, moments = float(part[0]), float(part[2]), part[3:3 + m]
     sums = ()
     if value is None:
-        tail = part[3 + m + m * m:]  # sum c q h, then the products of (h, 1, D) / a
+        tail = part[3 + m + m * m:]  # sum c q h, [the products of (h, 1, D) / a], q2 sums
         carried = None
         if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
             origin = state.get("origin")
@@ -308,11 +335,42 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False):
             stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
             carried = AtTheMLE(n, data.k, stats, None if state["extra"] < 2 else _gram_of(part, m, n))
         sums = (mass, float(part[2] + part[3]), float(tail[0]), carried)
+    cert = certify.likelihood(data.n, data.c_min, A, h, x, mass, moments, _q2(part, m, data.n),
+                              value)
+    error = math.nan if value is not None else _estimate_error(data, cert, part, m)
     if status == "optimal":
-        status, masses = _certify(np.r_[1.0 - mass, -moments], np.vstack([h, A.T]), A @ x + h)
-        if status == "optimal" and value is None and masses.max() > FEAS_TOL:
-            status = "optimal (bound)"  # an extra atom carries mass: x is on its constraint
-    return x, q, loglik, status, sums
+        status = _verdict(cert, loglik, None if value is not None else error)
+    return _Solved(x, q, loglik, status, sums, cert, error)
+
+
+def _q2(part, m, n):
+    """``sum c q^2 (1, d)(1, d)'`` from a likelihood pass's sums (the last ``1 + m``, and the
+    Hessian's)."""
+    q2 = np.empty((m + 1, m + 1))
+    q2[0, :] = q2[:, 0] = part[-(m + 1):] / n
+    q2[1:, 1:] = part[3 + m:3 + m + m * m].reshape(m, m) / n
+    return q2
+
+
+def _estimate_error(data, cert, part, m):
+    """The certified error of the estimate (any ``rho``): :meth:`LikelihoodCertificate.value_error`
+    with ``S = coef' sum c q^2 (1, d)(1, d)' coef`` (``|a_n| <= (1, d_n) . coef``)."""
+    coef = np.zeros(m + 1)
+    coef[:len(data.estimate_coef)] = data.estimate_coef
+    return cert.value_error(float(coef @ _q2(part, m, data.n) @ coef))
+
+
+def _verdict(cert, loglik, estimate_error=None):
+    """``"optimal"`` where ``cert`` bounds the log-likelihood's error by
+    :data:`~elcvx.certify.LOGLIK_TOL` (relative) and ``estimate_error`` (the MLE's) by
+    :data:`~elcvx.certify.VALUE_TOL`; else why not."""
+    if not cert.certified:
+        return f"not certified ({cert.reason})"
+    if not cert.gap <= certify.LOGLIK_TOL * max(1.0, abs(loglik)):
+        return f"not certified (the log-likelihood's gap is {cert.gap:.2g})"
+    if estimate_error is not None and not estimate_error <= certify.VALUE_TOL:
+        return f"not certified (the estimate's error bound is {estimate_error:.2g})"
+    return "optimal"
 
 
 def _mle_failure(data, why, work):
@@ -339,6 +397,7 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
     work = Work()
     v = np.atleast_1d(np.asarray(v, dtype=float))
     out_l, out_b, out_t = np.full(v.shape, math.inf), np.full(v.shape, math.nan), np.full(v.shape, math.nan)
+    gaps = np.zeros(v.shape)
     statuses = set()
     base = None if mle_sol is None else np.r_[mle_sol.beta, mle_sol.lambdas, 0.0]
     lo, hi = data.value_range
@@ -348,16 +407,19 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
                 mle_sol = mle_sol if mle_sol is not None else mle_of(data)
                 statuses.add(mle_sol.status)
                 out_l[i], out_b[i], out_t[i] = mle_sol.loglik, mle_sol.beta, 0.0
+                gaps[i] = mle_sol.gap
             continue
         A, h = data.atom_rows(value=vi)
         x0 = starts[i] if starts is not None else base if base is not None else np.zeros(A.shape[1])
-        x, _, loglik, status, _ = _likelihood(data, vi, A, h, np.asarray(x0, dtype=float), work,
-                                           max_iter, starts is not None)
-        statuses.add(status)
-        if x is not None:
-            out_l[i], out_b[i], out_t[i] = loglik, x[0], x[-1]
+        out = _likelihood(data, vi, A, h, np.asarray(x0, dtype=float), work, max_iter,
+                          starts is not None)
+        statuses.add(out.status)
+        if out.x is not None:
+            out_l[i], out_b[i], out_t[i] = out.loglik, out.x[0], out.x[-1]
+            gaps[i] = out.cert.gap
     status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
-    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts())
+    return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts(),
+                           gap=gaps)
 
 
 def at_the_edge(data, v):
@@ -381,12 +443,15 @@ def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
 
 
 def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
-                   max_iter=MAX_ITER) -> BoundSolution:
+                   max_iter=MAX_ITER, mle_gap=None) -> BoundSolution:
     """:func:`lower_bound` of a :class:`Moments` model: ``min E_Q[h]`` over the likelihood
     ball, ``h`` at its least ``h_lo`` on the atoms (``gamma + beta w_k + lambda . g_k + h_lo
     >= 0`` there); from ``start`` (``(gamma, beta, lambda)``) if given, else from the
-    profile's quadratic approximation at the MLE."""
+    profile's quadratic approximation at the MLE. ``mle_gap``: the certified gap of ``loglik``
+    (default ``mle_sol.gap``), which the bound's certificate allows for."""
     work = Work()
+    if mle_gap is None:
+        mle_gap = mle_sol.gap if mle_sol is not None else math.nan
     n = data.n
     K = math.exp(-(loglik + 0.5 * quantile) / n)
     lin = np.r_[1.0, 1.0, data.b]
@@ -408,10 +473,10 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         # h = 0 on every row and atom: every Q in the ball (the MLE's) gives E_Q[h] = 0. The
         # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (h = 0 everywhere)",
-                             work=work.counts(), sums=mle_sol.sums[:2])
+                             work=work.counts(), sums=mle_sol.sums[:2], error=0.0)
     if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (bound within 1e-13 of 0)",
-                             work=work.counts(), sums=mle_sol.sums[:2])
+                             work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
     if start is not None:
         y = _given_start(B, floor, start, oracle)
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
@@ -433,14 +498,14 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     q = np.multiply(state["inv"], kappa, out=state["inv"]) if data.in_memory else None
     sums = state["sums"]
     cq = kappa * sums.total * sums.mean  # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
-    if status == "optimal":
-        status, masses = _certify(lin - cq, B.T, B @ y + floor)
-        primal = kappa * sums.h_sum + float(masses @ floor)  # atoms at their least value
-        if status == "optimal" and not abs(primal - f) <= GAP_TOL * max(1.0, abs(f)):
-            status = f"not certified (duality gap {abs(primal - f):.2g})"
+    lo, hi = data.value_range
+    cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo)
+    if status == "optimal" and not cert.certified:
+        status = f"not certified ({cert.reason})"
     return BoundSolution(value=float(f), beta=float(y[1]), gamma=float(y[0]), kappa=float(kappa),
                          q=q, status=status, work=work.counts(),
-                         lambdas=tuple(float(t) for t in y[2:]), sums=(float(cq[0]), float(cq[1])))
+                         lambdas=tuple(float(t) for t in y[2:]), sums=(float(cq[0]), float(cq[1])),
+                         error=cert.error)
 
 
 def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):

@@ -132,7 +132,8 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
     1 + d x`` and ``q = scale / a`` (to ``out`` when given), flat: ``f``; ``size = sum c |log
     a|`` (the terms that cancel in ``f``); ``sum c q``; ``sum c q d`` (the gradient, times
     ``scale``); ``sum c q^2 d d' / scale`` (minus the Hessian, times ``scale``); with ``extra``
-    (an MLE's) ``sum c q h`` and, if it is 2, :func:`quadratic_sums`.
+    (an MLE's) ``sum c q h`` and, if it is 2, :func:`quadratic_sums`; last ``sum c q^2 / scale``
+    and ``sum c q^2 d / scale`` (the certificate's).
 
     ``origin``: ``x = 0``, where every ``a`` is 1 (no log, no division: the MLE's start);
     ``extra`` then adds :func:`powers` (times ``scale``; if ``extra & 2``) and
@@ -180,7 +181,9 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
     head = [f, size, wsum(None, cq)] + [wsum(cb, r) for r in R] + list(H.ravel())
     if extra:
         head += quadratic_sums(blk.h, q, cq, R, cb, scale, t1, t3, full=extra > 1)
-    return np.array(head)
+    # (Last: sum c q^2 and sum c q^2 d, over scale: with H, the certificate's sum c q^2 (1, d)
+    # (1, d)'.)
+    return np.array(head + [float(np.dot(cq, y)) / scale for y in (q, *R)])
 
 
 def powers(d, cd, cb, t1, t2, t3):
@@ -243,13 +246,15 @@ def quadratic_block(blk, sc, x, out=None):
 
 class BoundSums(NamedTuple):
     """A bound pass's sums: ``sum c log a``, ``sum c h / a``, and the count, mean and centred
-    scatter of ``r = F / a`` (``F = (1, w, g)``) under the weights ``c``."""
+    scatter of ``r = F / a`` (``F = (1, w, g)``) under the weights ``c``; ``h_r = sum c (h /
+    a) r`` (the certificate's)."""
 
     log_sum: float
     h_sum: float
     total: float
     mean: np.ndarray
     scatter: np.ndarray
+    h_r: np.ndarray
 
     @classmethod
     def of(cls, part):
@@ -258,19 +263,21 @@ class BoundSums(NamedTuple):
         rounding, as a two-pass variance; one numpy expression instead of a merge per
         block)."""
         rows = np.array(part)
-        m = (math.isqrt(4 * rows.shape[1] - 11) - 1) // 2  # (3 + m + m^2 entries)
+        m = math.isqrt(rows.shape[1] - 2) - 1  # (3 + 2 m + m^2 entries)
         totals, means = rows[:, 2], rows[:, 3:3 + m]
         total = float(totals.sum())
         mean = totals @ means / total
         dev = means - mean
-        scatter = rows[:, 3 + m:].sum(axis=0).reshape(m, m) + (dev * totals[:, None]).T @ dev
-        return cls(float(rows[:, 0].sum()), float(rows[:, 1].sum()), total, mean, scatter)
+        scatter = (rows[:, 3 + m:3 + m + m * m].sum(axis=0).reshape(m, m)
+                   + (dev * totals[:, None]).T @ dev)
+        return cls(float(rows[:, 0].sum()), float(rows[:, 1].sum()), total, mean, scatter,
+                   rows[:, 3 + m + m * m:].sum(axis=0))
 
 
 def bound_block(blk, sc, y, span=None, out=None):
     """The bound's pass at ``y = (gamma, beta, lambda)`` over a block: ``a = F y + h`` and
-    ``[sum c log a, sum c h / a, sum c, mean of r (each), the scatter of r about it (flat)]``
-    of ``r = F / a`` (a fold's blocks' rows are summed at once by :meth:`BoundSums.of`, its
+    ``[sum c log a, sum c h / a, sum c, mean of r (each), the scatter of r about it (flat),
+    sum c (h / a) r (each)]`` of ``r = F / a`` (a fold's blocks' rows are summed at once by :meth:`BoundSums.of`, its
     ``combine``, and folds merged by :func:`merge_moments`); None outside
     the domain (some ``a <= 0``). ``1/a`` goes to ``out`` when given (``q`` is proportional to
     it). ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
@@ -285,16 +292,19 @@ def bound_block(blk, sc, y, span=None, out=None):
         return None
     cb = blk.c
     inv = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 2])
-    h_sum = float(np.dot(blk.h, inv)) if cb is None else float(np.dot(np.multiply(blk.h, cb, out=t), inv))
     logs = log_sum(cb, a, t, lo, hi)
+    ch = blk.h if cb is None else np.multiply(blk.h, cb, out=t)
+    h_sum = float(np.dot(ch, inv))
+    chi = np.multiply(ch, inv, out=a)  # c h / a (a's logs are taken)
     np.multiply(blk.Ft, inv, out=R[1:])
+    h_r = [float(np.dot(chi, inv))] + [float(np.dot(chi, r)) for r in R[1:]]  # (r uncentred)
     nb = float(a.size) if cb is None else float(cb.sum())
     mb = [wsum(cb, inv) / nb] + [wsum(cb, r) / nb for r in R[1:]]
     np.subtract(inv, mb[0], out=R[0])  # centred
     for r, mr in zip(R[1:], mb[1:]):
         r -= mr
     H = gram(R, R if cb is None else np.multiply(R, cb, out=cR))
-    return [logs, h_sum, nb] + mb + list(H.ravel())
+    return [logs, h_sum, nb] + mb + list(H.ravel()) + h_r
 
 
 def merge_moments(p, q):
@@ -306,7 +316,8 @@ def merge_moments(p, q):
     delta = q.mean - p.mean
     return BoundSums(p.log_sum + q.log_sum, p.h_sum + q.h_sum, total,
                     p.mean + delta * (q.total / total),
-                    p.scatter + (q.scatter + np.outer(delta, delta) * (p.total * q.total / total)))
+                    p.scatter + (q.scatter + np.outer(delta, delta) * (p.total * q.total / total)),
+                    p.h_r + q.h_r)
 
 
 bound_block.reads_D = False

@@ -7,6 +7,7 @@ scale. ``c`` are the row counts (ones when the sample has none) and ``N = sum(c)
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -22,6 +23,9 @@ class MLESolution(NamedTuple):
     work: tuple[int, int] = (0, 0)  # the fast path's passes over the data and rows they read
     lambdas: tuple = ()  # the moment constraints' multipliers (elcvx.constraints)
     sums: tuple = ()  # the fast path's (sum c q, sum c q w, sum c q w u): for rows not in memory
+    at_atom: bool = False  # an extra atom carries mass: beta* is on an atom's constraint
+    gap: float = math.nan  # certified: the true l*_mle lies in [loglik, loglik + gap]
+    error: float = math.nan  # certified: the bound on the estimate's error (unit scale, any rho)
 
 
 class BoundSolution(NamedTuple):
@@ -36,6 +40,7 @@ class BoundSolution(NamedTuple):
     work: tuple[int, int] = (0, 0)
     lambdas: tuple = ()
     sums: tuple = ()  # the fast path's (sum c q, sum c q w): for rows not in memory
+    error: float = math.nan  # certified: the bound on |value - the true bound| (unit scale)
 
 
 class ProfileSolution(NamedTuple):
@@ -46,3 +51,4 @@ class ProfileSolution(NamedTuple):
     tau: np.ndarray
     status: str
     work: tuple[int, int] = (0, 0)
+    gap: np.ndarray | None = None  # certified: each true l_v lies in [loglik, loglik + gap]

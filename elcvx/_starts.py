@@ -61,19 +61,26 @@ def _start(A, h, x0, oracle, anchor=None):
 def _given_start(A, h, x0, oracle):
     """``x0``, a point another solver found, moved onto the constraints it violates by at most
     ``1e-7`` of their size (at least one: the rows are scaled to size one; interior-point
-    solvers stop that close); None if it violates one by more or lies outside the oracle's
-    domain: such a point certifies nothing."""
+    solvers stop that close) and onto those it meets within ``1e-9`` (the faces an interior
+    point approaches without landing on them, where a distance of ``1e-11`` would count as a
+    gap of ``N 1e-11`` in the certificate), where that keeps it feasible; None if it violates
+    one by more or lies outside the oracle's domain: such a point certifies nothing."""
     x0 = np.asarray(x0, dtype=float)
     if not np.all(np.isfinite(x0)):
         return None
+    size = np.maximum(1.0, np.abs(A) @ np.abs(x0) + np.abs(h))
     slack = A @ x0 + h
-    if not np.all(slack >= -1e-7 * np.maximum(1.0, np.abs(A) @ np.abs(x0) + np.abs(h))):
+    if not np.all(slack >= -1e-7 * size):
         return None
-    off = np.flatnonzero(slack < 0)
-    if off.size:
-        M = A[off]
-        x0 = x0 - np.linalg.lstsq(M, M @ x0 + h[off], rcond=None)[0]
-    return x0 if math.isfinite(oracle(x0)[0]) else None
+    for near in (1e-9, 0.0):  # (onto the near faces too, if that is feasible; else the violated)
+        on = np.flatnonzero(slack <= near * size)
+        if not on.size:
+            break
+        M = A[on]
+        x = x0 - np.linalg.lstsq(M, M @ x0 + h[on], rcond=None)[0]
+        if np.all(A @ x + h >= -1e-15 * size) and math.isfinite(oracle(x)[0]):
+            return x
+    return x0 if np.all(slack >= 0) and math.isfinite(oracle(x0)[0]) else None
 
 
 def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=None):

@@ -118,8 +118,7 @@ class Objective:
 
         if self.program is None:
             self.program = programs.dro_inner(sample, form="dual")
-        phi = -sample.n * math.log(sample.n) - mle.loglik - 0.5 * self.quantile
-        return programs.solve_certified(self.program, w=sample.w, phi=phi)
+        return programs.solve_certified(self.program, w=sample.w, mle=mle, quantile=self.quantile)
 
     def _estimate(self, sample, mle, path, d, need_grad):
         w, u, c, n = sample.w, sample.u, sample.c, sample.n
@@ -139,9 +138,9 @@ class Objective:
 
 
 def _beta_interior(mle) -> bool:
-    """Whether ``beta*`` lies inside its interval: both paths say ``"optimal (bound..."`` where
-    it is at an end (an extra atom carries mass)."""
-    return not mle.status.startswith("optimal (bound")
+    """Whether ``beta*`` lies inside its interval: both paths set ``at_atom`` where it is at
+    an end (an extra atom carries mass)."""
+    return not mle.at_atom
 
 
 def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, calibration="chi2",

@@ -234,15 +234,15 @@ def read_solution(program: Program) -> BoundSolution:
                          kappa=kappa, q=q, status=str(program.problem.status))
 
 
-def solve_certified(program: Program, *, w, phi) -> BoundSolution:
-    """Solve the inner program at ``(w, phi)`` and return its certified solution.
+def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
+    """Solve the inner program at ``w`` (``phi`` from the MLE ``mle`` of ``w`` and the
+    calibration ``quantile``) and return its certified solution.
 
     As for every cvxpy answer of the package (:mod:`elcvx._cvx`), Clarabel's answer is not taken
-    as it is: the dual point ``(beta, gamma)`` read off its solution is refined by Newton steps
-    and certified by :func:`elcvx._cvx.certify_lower_bound` (primal feasibility and duality gap
-    to ``1e-8``); a solution that fails is a failed attempt of :meth:`Program.solve`, which then
-    tries its fallback settings. The value, ``kappa`` and ``q`` are the certificate's closed
-    forms at the refined point.
+    on trust: its dual point ``(gamma, beta)`` is certified by :mod:`elcvx.certify` (the error
+    of the bound it gives, from an exactly feasible primal point); a point that fails is a
+    failed attempt of :meth:`Program.solve`, which then tries its fallback settings. The value,
+    ``kappa`` and ``q`` are the closed forms at Clarabel's point.
 
     Raises
     ------
@@ -258,14 +258,20 @@ def solve_certified(program: Program, *, w, phi) -> BoundSolution:
 
     info = program.info
     sample = Sample(w, info["u"], counts=info["counts"], wmin=info["wmin"], wmax=info["wmax"])
+    data = _moment.Moments(sample, ())
+    phi = -data.n * math.log(data.n) - mle.loglik - 0.5 * float(quantile)
     found = {}
 
     def check(p):
-        beta, gamma = (_cvx._scalar(x) for x in _dual_point(p))
-        return _cvx._checked(found, _cvx.certify_lower_bound(beta, gamma, phi, sample))
+        gamma, beta = (_cvx._scalar(x) for x in reversed(_dual_point(p)))
+        if gamma is None or beta is None:
+            return _cvx.Rejected("no dual point")
+        sol = _moment.lower_bound_of(data, mle.loglik, quantile, start=np.array([gamma, beta]),
+                                     max_iter=0, mle_gap=mle.gap)
+        found["sol"] = sol
+        return True if sol.status == "optimal" else _cvx.Rejected(sol.status)
 
     program.solve(check=check, w=sample.w, phi=phi)
-    value, beta, gamma, kappa, q = found["sol"]
     form = info["form"]
-    return BoundSolution(value=value, beta=beta, gamma=gamma, kappa=kappa, q=q,
-                         status=_cvx._status(form, (form,), program))
+    return found["sol"]._replace(status=_cvx._status(form, (form,), program.log[-1][0],
+                                                     program.log[-1][1]))

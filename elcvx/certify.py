@@ -1,0 +1,219 @@
+r"""One certificate for every EL program, on either solver path: a bound on the error of what the
+user reads, computed from a dual point and the sums of one pass over the rows at it,
+independently of how the point was found (the fast path's Newton method or Clarabel).
+
+**The likelihood programs** (the MLE, and the profile at ``v``): the dual point ``x`` gives row
+masses ``q_n = 1 / (N a_n)``, ``a_n = 1 + d_n x`` (``d``: the features ``w - 1``, ``g - b``
+and, for the profile, ``h - v``), and the dual value ``l = sum c log a``, a lower bound on the
+optimum ``l*`` wherever ``x`` meets the atoms' constraints (weak duality). The certificate
+builds an **exactly feasible** primal point from ``q``: nonnegative atom masses ``mu``
+(nonnegative least squares, mass kept off atoms whose dual constraint is slack) and, for what
+they leave, a relative correction of each row's mass, ``q~_n = q_n (1 + e_n)`` with ``e_n = z_0
++ N q_n zeta . d_n`` (a Newton step of the dual, ``zeta = -dx``, in the primal). Its likelihood
+bounds ``l*`` from above, so
+
+.. math:: l^* - l \le \delta = -\textstyle\sum c \log(1 + e)
+          \le -\sum c\, e + \sum c\, e^2 / (2 (1 - \tau)),
+
+with ``|e_n| <= tau``; ``sum c e = -N mu . s`` (the atoms' complementarity, ``s`` their
+slacks) and ``sum c e^2`` are sums the pass gives (``sum c q^2 (1, d)(1, d)'``), so no second
+pass is made. The profile statistic ``2 (l_v - l*)`` is then known to ``2 max(delta_v,
+delta)``.
+
+**The estimate** is linear in the rows' masses, ``V = sum c a_n q_n + rho`` with ``|a_n| <=
+w_n`` (``a_n = w_n (u_n - rho)``), and the likelihood is strongly concave in ``Q``: with ``s_n
+= 1 - Q*_n / q~_n`` (``Q*`` the optimum), ``sum c psi(s_n) <= delta`` for ``psi(s) = s / (1 -
+s) + log(1 - s) >= s^2 / (2 (1 + sigma)^2)``, so by Cauchy–Schwarz
+
+.. math:: |V(q) - V(Q^*)| \le (1 + \sigma)(1 + \tau) \sqrt{2 \delta S} + \sqrt{S \textstyle\sum c e^2},
+          \qquad S \ge \textstyle\sum c\, q_n^2 a_n^2
+
+(:meth:`LikelihoodCertificate.value_error`: ``Q*`` against the feasible ``q~``, then ``q~``
+against the reported ``q``).
+
+**The bound** ``v_lb = min E_Q[h]`` over the ball ``sum c log Q >= phi``: the dual value ``D =
+K geomean(a) - lin . y`` at a dual-feasible ``y = (gamma, beta, lambda)`` (``a = F y + h``,
+``F = (1, w, g)``) is a lower bound; an exactly feasible primal point an upper bound. That
+point is ``q = kappa / a`` (which meets the likelihood constraint with equality) with atom
+masses and the correction ``e_n = z . F_n / a_n``, mixed with the MLE's exactly feasible point
+(a fraction ``theta = eta / (eta + quantile/2 - delta_mle)``) to make up the likelihood
+``eta`` that the correction lost. The ball is the one around the reported ``l*``, at most
+``delta_mle`` below the true one, which moves the true bound by at most ``K geomean (1 -
+exp(-delta_mle / N))``. The true bound lies in ``[D - that, E_Q'[h]]``: the error of the
+reported ``D`` is the larger distance.
+
+A point is **certified** when these bounds are within :data:`VALUE_TOL` (values, unit reward
+scale) and :data:`LOGLIK_TOL` (log-likelihoods, relative to ``max(1, |l|)``). The rows' sums
+are known to their rounding only: a moment constraint met to :data:`ROUNDING` counts as met.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import nnls
+
+#: The largest certified error of a value the user reads (an estimate, an end of an interval),
+#: on the unit reward scale: a tenth of the ``1e-6`` of the reward range that results promise,
+#: so that two certified answers agree to that.
+VALUE_TOL = 1e-7
+#: The largest certified error of a log-likelihood (``l*``, ``l_v``), relative to ``max(1, |l|)``.
+LOGLIK_TOL = 1e-9
+#: How far a dual point may violate an atom's constraint (rows of size one): rounding.
+SLACK_TOL = 1e-12
+#: A moment constraint met to this (rows of size one) is met: the rows' sums are known to their
+#: rounding only.
+ROUNDING = 1e-10
+#: The largest relative correction ``|e_n|`` of a row's mass a certificate allows.
+MAX_CORRECTION = 0.5
+# Mass at an atom whose dual constraint is slack by s costs (PENALTY s)^2 in the masses' fit: the
+# masses are not unique with more atoms than constraints, and mass at a slack atom is a gap.
+_PENALTY = 1e4
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A certificate's verdict: ``certified``, and ``reason`` when not; ``error``, the bound on
+    the error of the value the program reports (unit scale; a likelihood program's ``gap``
+    bounds its log-likelihood's); ``masses``, the atoms' (in rows of size one)."""
+
+    certified: bool
+    error: float
+    masses: np.ndarray
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class LikelihoodCertificate(Certificate):
+    """A likelihood program's certificate: the true maximum lies in ``[l, l + gap]``; ``tau``
+    bounds the correction of each row's mass, ``sum_e2`` its sum of squares, ``sigma`` the
+    strong concavity's slack (see the module's docstring)."""
+
+    gap: float = math.inf
+    tau: float = math.inf
+    sum_e2: float = math.inf
+    sigma: float = math.inf
+
+    def value_error(self, S: float) -> float:
+        """The error bound of ``sum c a_n q_n`` for any ``a`` with ``S >= sum c q_n^2 a_n^2``."""
+        if not self.certified or not math.isfinite(self.sigma):
+            return math.inf
+        S = max(float(S), 0.0)
+        return ((1.0 + self.sigma) * (1.0 + self.tau) * math.sqrt(2.0 * self.gap * S)
+                + math.sqrt(S * self.sum_e2))
+
+
+def _masses(residual, columns, slack):
+    """Nonnegative atom masses explaining as much of ``residual`` as they can (see
+    :data:`_PENALTY`)."""
+    if not columns.shape[1]:
+        return np.zeros(0)
+    penalty = np.diag(_PENALTY * np.maximum(slack, 0.0))
+    masses, _ = nnls(np.vstack([columns, penalty]), np.r_[residual, np.zeros(len(slack))],
+                     maxiter=50 * columns.shape[1] + 100)
+    return masses
+
+
+def _correction(M, rest):
+    """``(z, off)``: ``M z = rest`` by least squares (``M`` may be singular: redundant features),
+    and what it leaves."""
+    z = np.linalg.lstsq(M, rest, rcond=1e-14)[0]
+    return z, rest - M @ z
+
+
+def _met(off):
+    return float(np.abs(off).max(initial=0.0)) <= ROUNDING
+
+
+def _sigma(gap, c_min):
+    """The strong concavity's slack: ``|s_n| <= sigma`` for ``c_n psi(s_n) <= gap``."""
+    r0 = math.sqrt(2.0 * gap / c_min)
+    return r0 / (1.0 - r0) if r0 < 0.5 else math.inf
+
+
+def likelihood(n, c_min, A, h, x, mass, moments, q2, value=None) -> LikelihoodCertificate:
+    """The certificate of a likelihood dual point ``x`` (the MLE's, or the profile's at
+    ``value``), from one pass at ``x``: ``mass = sum c q``, ``moments = sum c q d``, ``q2 =
+    sum c q^2 (1, d)(1, d)'``, ``q = 1 / (N (1 + d x))``. ``A x + h >= 0`` are the atoms'
+    constraints (rows of size one, columns of ``A`` per feature), ``n = sum c`` and ``c_min``
+    the least count. The certified ``gap`` bounds ``l* - l``."""
+    x = np.asarray(x, dtype=float)
+    slack = A @ x + h
+    if not slack.min(initial=0.0) >= -SLACK_TOL:
+        return _rejected(LikelihoodCertificate,
+                         f"the dual point violates an atom's constraint by {-slack.min():.2g}")
+    moments = np.asarray(moments, dtype=float)
+    residual = np.r_[1.0 - mass, -moments]
+    columns = np.vstack([h, A.T])
+    mu = _masses(residual, columns, slack)
+    # e = z0 + N q zeta . d moves the sums c q (1, d) by z0 (mass, moments) + N q2[:, 1:] zeta.
+    M = np.column_stack([np.r_[mass, moments], n * q2[:, 1:]])
+    z, off = _correction(M, residual - columns @ mu)
+    if not _met(off):
+        return _rejected(LikelihoodCertificate,
+                         f"the moment constraints are off by {np.abs(off).max():.2g}", mu)
+    z0, zeta = z[0], z[1:]
+    spread = n * n * max(float(zeta @ q2[1:, 1:] @ zeta), 0.0)  # sum c (N q zeta . d)^2
+    sum_e2 = max(n * z0 * z0 + 2.0 * n * z0 * float(zeta @ moments) + spread, 0.0)
+    tau = abs(z0) + math.sqrt(spread / c_min)
+    if not tau <= MAX_CORRECTION:
+        return _rejected(LikelihoodCertificate,
+                         f"the correction to a feasible point is too large ({tau:.2g})", mu)
+    # sum c e = N (sum c q~ a - 1) = -N mu . s for the exactly feasible q~ (sum c q a = 1):
+    # computed so, it carries none of the rows' sums' rounding.
+    sum_e = -n * float(mu @ slack)
+    gap = max(0.0, -sum_e + sum_e2 / (2.0 * (1.0 - tau)))
+    return LikelihoodCertificate(True, gap, mu, gap=gap, tau=tau, sum_e2=sum_e2,
+                                 sigma=_sigma(gap, c_min))
+
+
+def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width) -> Certificate:
+    """The certificate of a bound's dual point ``y = (gamma, beta, lambda)``: ``B y + floor >= 0``
+    are the atoms' constraints, ``sums`` the pass's at ``y``
+    (:class:`~elcvx._oracles.BoundSums`), ``K = exp(-(l + quantile/2) / N)`` with ``l`` the
+    reported MLE, ``mle_gap`` its certified gap, ``lin = (1, 1, b)``, ``width`` the range of
+    ``E_Q[h]`` (1 for a policy's value). ``error`` bounds the distance of the reported dual
+    value to the true bound."""
+    y = np.asarray(y, dtype=float)
+    slack = B @ y + floor
+    if not slack.min(initial=0.0) >= -SLACK_TOL:
+        return _rejected(Certificate,
+                         f"the dual point violates an atom's constraint by {-slack.min():.2g}")
+    kg = K * math.exp(sums.log_sum / n)
+    kappa = kg / n
+    dual = kg - float(lin @ y)
+    mean = np.asarray(sums.mean)
+    rr = np.asarray(sums.scatter) + sums.total * np.outer(mean, mean)  # sum c r r', r = F / a
+    residual = lin - kappa * sums.total * mean
+    mu = _masses(residual, B.T, slack)
+    z, off = _correction(kappa * rr, residual - B.T @ mu)  # e = z . r moves sum c q F by kappa rr z
+    if not _met(off):
+        return _rejected(Certificate, f"the moment constraints are off by {np.abs(off).max():.2g}",
+                         mu)
+    sum_e2 = max(float(z @ rr @ z), 0.0)
+    tau = math.sqrt(sum_e2 / c_min)
+    if not tau <= MAX_CORRECTION:
+        return _rejected(Certificate,
+                         f"the correction to a feasible point is too large ({tau:.2g})", mu)
+    primal = kappa * (sums.h_sum + float(z @ sums.h_r)) + float(mu @ floor)  # E_Q~[h]
+    # sum c e = sum c (q~ - q) a / kappa = (E_Q~[h] - D - mu . s) / kappa for the exactly
+    # feasible q~ (sum c q a = N kappa, sum c q~ F = lin - B' mu): free of the rows' rounding.
+    sum_e = (primal - dual - float(mu @ slack)) / kappa
+    # (kappa makes sum c log q = phi; its log-sum's rounding is the likelihood's too.)
+    eta = max(0.0, -sum_e + sum_e2 / (2.0 * (1.0 - tau))) + 1e-15 * (abs(sums.log_sum) + n)
+    room = 0.5 * quantile - mle_gap
+    if not room > 0:
+        return _rejected(Certificate, "the MLE's gap exceeds the ball's radius", mu)
+    theta = eta / (eta + room)
+    above = primal + theta * width - dual
+    below = -kg * math.expm1(-mle_gap / n)
+    error = max(above, below, 0.0)
+    if not error <= VALUE_TOL:
+        return Certificate(False, error, mu, f"the bound's error bound is {error:.2g}")
+    return Certificate(True, error, mu)
+
+
+def _rejected(kind, reason, masses=np.zeros(0)):
+    return kind(False, math.inf, masses, reason)
