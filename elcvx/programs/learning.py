@@ -44,7 +44,7 @@ import numpy as np
 from .. import _moment
 from .._solutions import BoundSolution
 from ..errors import InvalidInputError
-from .base import Program
+from .base import CERTIFIED_ATTEMPTS, Program
 from .empirical_likelihood import lower_bound_problem
 
 #: Largest number of rows for which :mod:`elcvx.learning` compiles the DPP program
@@ -271,7 +271,9 @@ def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
         found["sol"] = sol
         return True if sol.status == "optimal" else _cvx.Rejected(sol.status)
 
-    program.solve(check=check, w=sample.w, phi=phi)
+    # (Tight settings first: the learner's gradient reads q, which the certificate of the value
+    # does not bound; at 1e-13 Clarabel's q is accurate to about 1e-10.)
+    program.solve(check=check, w=sample.w, phi=phi, attempts=CERTIFIED_ATTEMPTS)
     form = info["form"]
     return found["sol"]._replace(status=_cvx._status(form, (form,), program.log[-1][0],
                                                      program.log[-1][1]))
