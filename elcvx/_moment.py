@@ -36,8 +36,8 @@ from ._active_set import MAX_ITER, maximize, memo
 from ._duals import bound_oracle, loglik_oracle
 from ._oracles import fold_blocks, merge_stats, row_blocks, scratch_rows, stats_block
 from ._passes import Work, scratch
-from ._starts import (SERIES_TERMS, _given_start, _gram_of, _quadratic_start, _series_start,
-                      _start)
+from ._starts import (SERIES_TERMS, _given_start, _given_starts, _gram_of, _quadratic_start,
+                      _series_start, _start)
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 
 
@@ -242,19 +242,22 @@ def model_of(sample, constraints, atoms=None, side="lower"):
     return Moments(sample, constraints, atoms, side=side)
 
 
-def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0):
+def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None):
     """``(x, f, status)``: the active-set Newton method from a feasible ``x``; with ``max_iter
     = 0``, ``x`` itself (another solver's point, for the certificate to judge)."""
     if max_iter == 0:
         return x, oracle(x)[0], "optimal"
-    out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL, gap_tol=gap_tol, max_iter=max_iter)
+    out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL if kkt_tol is None else kkt_tol,
+                   gap_tol=gap_tol, max_iter=max_iter)
     return out.x, out.f, out.status
 
 
 # An atom whose (scaled) mass is above this carries mass: the MLE is on its constraint.
 _MASS_TOL = 1e-8
-# The active-set method polishes the gradient (the primal q it gives) to this KKT residual.
+# The active-set method polishes the gradient (the primal q it gives) to this KKT residual; and
+# where the certificate asks for more, to the rounding floor, in at most _POLISH_ITER iterations.
 _KKT_TOL = 1e-11
+_POLISH_ITER = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,6 +311,16 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
     q = np.empty(data.rows) if data.in_memory and value is None else None
     raw = loglik_oracle(data, work, value, state, q)
     oracle = memo(raw)
+    if given and max_iter == 0:
+        # Another solver's point, as it is: the first of its candidates (on the faces it nearly
+        # meets) that the certificate accepts.
+        out = None
+        for x in _given_starts(A, h, x0, oracle):
+            out = _read(data, value, A, h, x, raw, state, q, "optimal")
+            if out.status == "optimal":
+                break
+        return out if out is not None else _Solved(None, None, math.nan,
+                                                   "no feasible start (the point given)")
     if given:
         x = _given_start(A, h, x0, oracle)
     else:
@@ -319,6 +332,20 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
         why = "no feasible start" + (" (the point given)" if given else "")
         return _Solved(None, None, math.nan, why)
     x, _, status = _solve(oracle, x, A, h, max_iter)
+    out = _read(data, value, A, h, x, raw, state, q, status)
+    if status == "optimal" and out.status != "optimal" and out.cert.masses is not None:
+        # The method's KKT tolerance was met, not the certificate's: where a constraint is nearly
+        # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
+        # Newton steps to the rounding floor, then the certificate again.
+        x, _, status = _solve(oracle, x, A, h, _POLISH_ITER, kkt_tol=0.0)
+        out = _read(data, value, A, h, x, raw, state, q, status)
+    return out
+
+
+def _read(data, value, A, h, x, raw, state, q, status) -> _Solved:
+    """The solution at ``x`` from the oracle's pass there (one more pass where its last was at
+    another point), certified (:func:`elcvx.certify.likelihood`), as :func:`_likelihood`
+    returns it; ``status``: the solver's."""
     if not np.array_equal(state.get("x"), x):
         raw(x, full=True)
     m, n = len(x), data.n
@@ -477,6 +504,16 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (bound within 1e-13 of 0)",
                              work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
+    bound = dict(data=data, K=K, lin=lin, B=B, floor=floor, raw=raw, state=state, work=work,
+                 quantile=quantile, mle_gap=mle_gap)
+    if start is not None and max_iter == 0:
+        # Another solver's point, as it is: the first of its candidates that is certified.
+        out = None
+        for y in _given_starts(B, floor, start, oracle):
+            out = _bound_read(y, oracle(y)[0], "optimal", **bound)
+            if out.status == "optimal":
+                break
+        return out if out is not None else _bound_failure(data, work, "no feasible start")
     if start is not None:
         y = _given_start(B, floor, start, oracle)
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
@@ -486,12 +523,22 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     else:
         y = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
     if y is None:
-        nan = math.nan
-        return BoundSolution(nan, nan, nan, nan, _nans(data), "no feasible start",
-                             work=work.counts())
+        return _bound_failure(data, work, "no feasible start")
     # (A value on the unit scale: 1e-15 is below every digit reported, and ends the approach
     # to a bound of 0 reached only as y -> 0.)
     y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15)
+    return _bound_read(y, f, status, **bound)
+
+
+def _bound_failure(data, work, why):
+    nan = math.nan
+    return BoundSolution(nan, nan, nan, nan, _nans(data), why, work=work.counts())
+
+
+def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, state, work, quantile, mle_gap):
+    """The bound's solution at ``y`` (dual value ``f``) from the oracle's pass there (one more
+    where its last was at another point), certified (:func:`elcvx.certify.bound`)."""
+    n = data.n
     if not np.array_equal(state.get("y"), y):
         raw(y)  # q and the certificate's sums are read from the last evaluation
     kappa = state["kg"] / n

@@ -58,29 +58,44 @@ def _start(A, h, x0, oracle, anchor=None):
     return None
 
 
-def _given_start(A, h, x0, oracle):
-    """``x0``, a point another solver found, moved onto the constraints it violates by at most
-    ``1e-7`` of their size (at least one: the rows are scaled to size one; interior-point
-    solvers stop that close) and onto those it meets within ``1e-9`` (the faces an interior
-    point approaches without landing on them, where a distance of ``1e-11`` would count as a
-    gap of ``N 1e-11`` in the certificate), where that keeps it feasible; None if it violates
-    one by more or lies outside the oracle's domain: such a point certifies nothing."""
+#: How near (relative to a constraint's size) a face must be for another solver's point to be
+#: moved onto it, for :func:`_given_starts`' candidates in turn (0: only the constraints it
+#: violates). Within 1e-9, a face is taken to be the point's (an interior point's tolerance).
+SNAPS = (1e-9, 0.0, 1e-7, 1e-5)
+
+
+def _given_starts(A, h, x0, oracle):
+    """Feasible points in the oracle's domain made of ``x0``, a point another solver found: ``x0``
+    moved onto the constraints it violates by at most ``1e-7`` of their size (the rows are
+    scaled to size one; interior-point solvers stop that close), then, in turn, onto every face
+    it meets within :data:`SNAPS` of its size: an interior point approaches the faces of the
+    optimum without landing on them, and a point ``s`` off a face that carries mass ``mu`` is a
+    gap of ``N mu s`` to a certificate. Empty if ``x0`` violates a constraint by more, or no
+    candidate lies in the domain: such a point certifies nothing."""
     x0 = np.asarray(x0, dtype=float)
     if not np.all(np.isfinite(x0)):
-        return None
+        return []
     size = np.maximum(1.0, np.abs(A) @ np.abs(x0) + np.abs(h))
     slack = A @ x0 + h
     if not np.all(slack >= -1e-7 * size):
-        return None
-    for near in (1e-9, 0.0):  # (onto the near faces too, if that is feasible; else the violated)
-        on = np.flatnonzero(slack <= near * size)
-        if not on.size:
-            break
-        M = A[on]
-        x = x0 - np.linalg.lstsq(M, M @ x0 + h[on], rcond=None)[0]
-        if np.all(A @ x + h >= -1e-15 * size) and math.isfinite(oracle(x)[0]):
-            return x
-    return x0 if np.all(slack >= 0) and math.isfinite(oracle(x0)[0]) else None
+        return []
+    out = []
+    for near in SNAPS:
+        on = np.flatnonzero(slack < 0 if near == 0 else slack <= near * size)
+        x = x0
+        if on.size:
+            M = A[on]
+            x = x0 - np.linalg.lstsq(M, M @ x0 + h[on], rcond=None)[0]
+        if (np.all(A @ x + h >= -1e-15 * size) and not any(np.array_equal(x, y) for y in out)
+                and math.isfinite(oracle(x)[0])):
+            out.append(x)
+    return out
+
+
+def _given_start(A, h, x0, oracle):
+    """The first of :func:`_given_starts` (None if there is none): a start to refine from."""
+    starts = _given_starts(A, h, x0, oracle)
+    return starts[0] if starts else None
 
 
 def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=None):
