@@ -48,6 +48,7 @@ _LOOSE = 1e-9  # a line search that finds no gain, with a decrement below this, 
 _MU_TOL = 1e-13  # a multiplier below -_MU_TOL (a mass) leaves the working set
 _SHORT = 0.9  # a step that must not land on a face stops at this fraction of the way
 _BENDS = 0.4  # a full step whose slope at its end is above this fraction of its start: extend
+_ESCAPES = 20  # steps out of degenerate vertices at most (:func:`_settle`)
 
 
 class Outcome(NamedTuple):
@@ -72,10 +73,13 @@ def memo(oracle):
     return cached
 
 
-def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER) -> Outcome:
+def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
+             flat_slope=None) -> Outcome:
     """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a feasible ``x0`` (in the
     oracle's domain; on a face is fine). See the module's docstring; ``gap_tol``: an absolute
-    accuracy of ``f`` that suffices (besides its rounding floor), for :func:`_gap`."""
+    accuracy of ``f`` that suffices (besides its rounding floor), for :func:`_gap`.
+    ``flat_slope(d)``: ``f``'s exact slope along a direction ``d`` in which its Hessian is null
+    (a redundant constraint: ``f`` is linear there), where the gradient's is rounding."""
     x = np.array(x0, dtype=float)
     f, g, H, size = oracle(x)
     none = np.zeros(len(A))
@@ -88,6 +92,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER)
     polished = 0
     seen: set[frozenset] = set()  # working sets tried at this x (dropping back into one cycles)
     moved = True  # x is new: its concavity gap is not yet known
+    escapes = 0  # steps out of a degenerate vertex (:func:`_settle`)
     for _ in range(max_iter):
         if moved:
             gap, masses = _gap(g, A, h, x)
@@ -95,16 +100,22 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER)
                 return Outcome(x, f, g, masses, "optimal")
             moved = False
         seen.add(frozenset(active))
-        d, mu = _face_step(g, H, A[active], x)
+        d, mu = _face_step(g, H, A[active], x, flat_slope)
         decrement = float(g @ d)
         stationary = decrement <= _FLOOR * size
         if active and mu.min() < -_MU_TOL:
             worst = active[int(np.argmin(mu))]
             if stationary and worst in blind:
                 # Leaving the face means stepping into a constraint that is nearer than f's
-                # rounding can tell: f cannot gain visibly anywhere.
-                masses, _ = _multipliers(g, A, active)
-                return Outcome(x, f, g, masses, "optimal")
+                # rounding can tell: f cannot gain visibly anywhere (if x is a KKT point).
+                settled, out = _settle(oracle, x, f, g, H, size, A, h, soft, escapes)
+                if settled:
+                    return out
+                (x, f, g, H, size, _), escapes = out, escapes + 1
+                active, moved, just_added = [], True, None
+                blind.clear()
+                seen.clear()
+                continue
             # (A multiplier within rounding of 0 at a degenerate vertex can send the working
             # set round a cycle: a face already tried here is not re-entered.)
             if (stationary or worst != just_added) and frozenset(active) - {worst} not in seen:
@@ -119,7 +130,14 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER)
         if stationary or not visible:
             masses, residual = _multipliers(g, A, active)
             if residual <= kkt_tol or (stationary and (polished >= 3 or not np.any(d))):
-                return Outcome(x, f, g, masses, "optimal")
+                settled, out = _settle(oracle, x, f, g, H, size, A, h, soft, escapes)
+                if settled:
+                    return out
+                (x, f, g, H, size, _), escapes = out, escapes + 1
+                active, moved, just_added = [], True, None
+                blind.clear()
+                seen.clear()
+                continue
         invisible = (not visible and not stationary and alpha_max > 0.0
                      and _independent(A, active + [hit]))
         # Where the face is near in f but not in x (a coordinate whose curvature is 1e-33 of
@@ -142,7 +160,14 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER)
             # f's rounding hides the gain; or x meets the KKT conditions (sufficient for a
             # concave f) while f is flat to rounding along the step (every weight 1).
             if decrement <= _LOOSE * size or residual <= kkt_tol:
-                return Outcome(x, f, g, masses, "optimal")
+                settled, out = _settle(oracle, x, f, g, H, size, A, h, soft, escapes)
+                if settled:
+                    return out
+                (x, f, g, H, size, _), escapes = out, escapes + 1
+                active, moved, just_added = [], True, None
+                blind.clear()
+                seen.clear()
+                continue
             return Outcome(x, f, g, none, "line search failed")
         x, f, g, H, size, landed = step
         moved = True
@@ -152,6 +177,57 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER)
             active.append(hit)
             just_added = hit
     return Outcome(x, f, g, none, "max_iter")
+
+
+def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
+    """``(True, Outcome)`` where ``x`` is a KKT point: ``-g = A_N' mu`` with ``mu >= 0`` over
+    the constraints ``N`` that ``x`` meets to rounding (nonnegative least squares: not only the
+    working set's, which at a degenerate vertex — more constraints met than variables, an atom
+    listed twice, a duplicate constraint — can be the wrong ones and their multipliers of
+    either sign). Else ``(False, step)``: the step along the steepest ascent direction that
+    keeps every such constraint (a small LP), found by the line search. After
+    :data:`_ESCAPES` such steps, or where none gains, ``x`` is returned as it is (the
+    certificate judges it)."""
+    scale = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
+    near = np.flatnonzero(A @ x + h <= 1e-12 * scale)
+    masses = np.zeros(len(A))
+    top = max(1.0, float(np.abs(g).max()))
+    if near.size:
+        mu, off = nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
+        masses[near] = mu
+    else:
+        off = float(np.linalg.norm(g))
+    if off <= 1e-10 * top or escapes >= _ESCAPES:
+        return True, Outcome(x, f, g, masses, "optimal")
+    d = _ascent(g, H, A[near])
+    decrement = float(g @ d) if d is not None else 0.0
+    if not decrement > _FLOOR * size:
+        return True, Outcome(x, f, g, masses, "optimal")
+    hit, alpha_max = _ratio_test(A, h, x, d, list(near))
+    step = _line_search(oracle, x, f, d, decrement, size, A, h, [], hit, alpha_max, soft, False)
+    if step is None:
+        return True, Outcome(x, f, g, masses, "optimal")
+    return False, step
+
+
+def _ascent(g, H, AN):
+    """The ascent direction ``d`` with ``AN d >= 0`` that maximises ``g . d`` in the box of the
+    Jacobi scaling (an LP), scaled to the Newton step along it; None if there is none."""
+    from scipy.optimize import linprog
+
+    m = g.size
+    dg = -np.diag(H)
+    diag = np.sqrt(np.where((dg > 0) & np.isfinite(dg), dg, 1.0))
+    res = linprog(-g / diag, A_ub=-(AN / diag) if len(AN) else None,
+                  b_ub=np.zeros(len(AN)) if len(AN) else None, bounds=[(-1.0, 1.0)] * m,
+                  method="highs")
+    if res.status != 0:
+        return None
+    d = res.x / diag
+    slope, curv = float(g @ d), float(d @ H @ d)
+    if not slope > 0:
+        return None
+    return d * (slope / -curv) if curv < 0 else d
 
 
 def _gap(g, A, h, x):
@@ -170,7 +246,7 @@ def _gap(g, A, h, x):
     return float(mu @ np.maximum(A @ x + h, 0.0)), mu
 
 
-def _face_step(g, H, AW, x):
+def _face_step(g, H, AW, x, flat_slope=None):
     """``(d, mu)``: the Newton step ``d`` on the face ``A_W d = 0`` and the multipliers ``mu``
     with ``g + H d + A_W' mu = 0`` at its end.
 
@@ -203,7 +279,17 @@ def _face_step(g, H, AW, x):
             length = max(float(np.linalg.norm(x * diag)), 1.0)
             p = np.zeros(len(vals))
             norm = float(np.linalg.norm(gr))
+            null = 1e-12 * max(1.0, -vals.min())
             for lam, ci, vec in zip(vals, c, vecs.T):
+                if flat_slope is not None and abs(lam) <= null:
+                    # A null direction (f linear along it): its exact slope, not the rounding
+                    # of the gradient's, which would send the step round the flat set; below
+                    # the accuracy of the direction itself (unscaled from a weight of 1e6 it
+                    # is known to about 1e-10), none.
+                    direction = (Z @ vec) / diag
+                    ci = flat_slope(direction)
+                    if abs(ci) <= 1e-10 * float(np.linalg.norm(g) * np.linalg.norm(direction)):
+                        ci = 0.0
                 if lam < -1e-6:
                     p -= ci / lam * vec
                 elif abs(ci) > 1e-9 * norm:

@@ -242,13 +242,16 @@ def model_of(sample, constraints, atoms=None, side="lower"):
     return Moments(sample, constraints, atoms, side=side)
 
 
-def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None):
+def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=None):
     """``(x, f, status)``: the active-set Newton method from a feasible ``x``; with ``max_iter
-    = 0``, ``x`` itself (another solver's point, for the certificate to judge)."""
+    = 0``, ``x`` itself (another solver's point, for the certificate to judge). The objective
+    along a direction ``d`` in which the rows' features vanish (a redundant constraint) is
+    linear, of slope ``-lin . d`` (the bound's) or 0 (the likelihoods')."""
     if max_iter == 0:
         return x, oracle(x)[0], "optimal"
+    flat = (lambda d: 0.0) if lin is None else (lambda d: -float(lin @ d))
     out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL if kkt_tol is None else kkt_tol,
-                   gap_tol=gap_tol, max_iter=max_iter)
+                   gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat)
     return out.x, out.f, out.status
 
 
@@ -526,7 +529,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         return _bound_failure(data, work, "no feasible start")
     # (A value on the unit scale: 1e-15 is below every digit reported, and ends the approach
     # to a bound of 0 reached only as y -> 0.)
-    y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15)
+    y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
     return _bound_read(y, f, status, **bound)
 
 

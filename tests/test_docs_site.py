@@ -47,6 +47,7 @@ API_PAGES = {
     "api/datasets.md": ["elcvx.datasets"],
     "api/adapters.md": ["elcvx.adapters"],
     "api/testing.md": ["elcvx.testing"],
+    "api/certify.md": ["elcvx.certify"],
 }
 # Words of rendered text per API page; the single page this replaced had about 15,000.
 MAX_API_WORDS = 6000

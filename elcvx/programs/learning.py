@@ -20,8 +20,8 @@ path, ``tests/test_learning.py``):
 * :func:`dro_inner_dual` -- its three-variable dual, used by :mod:`elcvx.learning` (it solved
   faster and, with Clarabel, more reliably at the first attempt).
 
-Clarabel's answer is not taken as it is: :func:`solve_certified` refines and certifies its dual
-point as every cvxpy answer of the package is (:func:`elcvx._cvx.certify_lower_bound`).
+Clarabel's answer is not taken as it is: :func:`solve_certified` certifies its dual point as
+every cvxpy answer of the package is (:mod:`elcvx.certify`).
 
 Where compiling pays. A vector parameter makes cvxpy's compilation grow much faster than the
 data (about as ``N^2``): the parametrised canonical form records how each coefficient depends on
@@ -178,9 +178,11 @@ def dro_inner_dual(sample) -> Program:
     >>> sol = read_solution(prog)
     >>> round(float(sol.q.sum()), 4)  # Q on the sample; the rest sits on the atom (wmax, 0)
     0.9674
-    >>> sol = solve_certified(prog, w=w, phi=phi)  # Clarabel's answer refined and certified
-    >>> round(sol.value, 4), sol.status
-    (0.2529, 'optimal')
+    >>> from elcvx import _moment
+    >>> mle = _moment.mle(elcvx.Sample(w, s.u, wmax=10), ())  # l*_mle(w) and its certified gap
+    >>> sol = solve_certified(prog, w=w, mle=mle, quantile=3.841459)  # Clarabel's, certified
+    >>> round(sol.value, 4), sol.status, sol.error < 1e-6
+    (0.2529, 'optimal', True)
     """
     return _inner_program(sample, "dual")
 
