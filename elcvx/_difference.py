@@ -16,6 +16,7 @@ much narrower when the policies agree on most examples.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -44,28 +45,54 @@ def _check_pair(a, b):
     if math.isinf(a.wmax) and math.isinf(b.wmax):
         raise InvalidInputError(
             "difference needs a finite wmax for at least one of the two samples (an atom "
-            "where both weights are infinite has no defined share of each)")
+            "where both weights are infinite has no defined share of each)", field="wmax")
     return a, b
 
 
-def _model(a, b):
+def _atoms(a, b, atoms):
+    """The extra atoms as rows ``(w_a, w_b)``: the vertices of ``[wmin_a, wmax_a] x [wmin_b,
+    wmax_b]`` by default (at ``w_a = inf``, ``w_b`` is per unit of ``w_a``: 0), or the user's,
+    checked against both weights' ranges."""
+    if atoms is None:
+        table = np.array([(wa, wb if math.isfinite(wa) else 0.0)
+                          for wa in (a.wmin, a.wmax) for wb in (b.wmin, b.wmax)])
+        return np.unique(table, axis=0)
+    try:
+        table = np.array(atoms, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError("atoms must be an array of rows (w_a, w_b)", field="atoms") from None
+    table = table.reshape(1, -1) if table.ndim == 1 else table
+    if table.ndim != 2 or table.shape[1] != 2 or not len(table):
+        raise InvalidInputError(f"atoms must have one row (w_a, w_b) per atom; got shape "
+                                f"{np.shape(atoms)}", field="atoms")
+    for i, (wa, wb) in enumerate(table):
+        if not (a.wmin <= wa <= a.wmax):
+            raise InvalidInputError(f"atoms[{i}] has w_a={wa!r} outside [wmin, wmax] of sample_a "
+                                    f"= [{a.wmin}, {a.wmax}]", field="atoms", index=i, value=wa)
+        if not (b.wmin <= wb <= b.wmax) or math.isinf(wb):
+            raise InvalidInputError(f"atoms[{i}] has w_b={wb!r} outside [wmin, wmax] of sample_b "
+                                    f"= [{b.wmin}, {b.wmax}] (and finite)", field="atoms",
+                                    index=i, value=wb)
+    return np.unique(table, axis=0)
+
+
+def _model(a, b, atoms=None):
     """``(constraints, atoms, value)`` of ``V(a) - V(b)`` on sample ``a``'s rows, ``g = w_b``.
 
-    Atoms ``(w_a, w_b)`` at the vertices; ``h = (w_a - w_b) u`` with ``[h_lo, h_hi]`` the ends of
-    ``(w_a - w_b) [0, 1]`` (per unit of ``w_a`` at ``w_a = inf``, where ``w_b / w_a -> 0``).
+    Atoms ``(w_a, w_b)`` (:func:`_atoms`); ``h = (w_a - w_b) u`` with ``[h_lo, h_hi]`` the ends
+    of ``(w_a - w_b) [0, 1]`` (per unit of ``w_a`` at ``w_a = inf``, where ``w_b / w_a -> 0``).
     """
-    atoms = np.array([(wa, wb if math.isfinite(wa) else 0.0)
-                      for wa in (a.wmin, a.wmax) for wb in (b.wmin, b.wmax)])
-    atoms = np.unique(atoms, axis=0)
+    atoms = _atoms(a, b, atoms)
     wa, wb = atoms[:, 0], atoms[:, 1]
     spread = np.where(np.isfinite(wa), np.where(np.isfinite(wa), wa, 0.0) - wb, 1.0)
-    constraint = MomentConstraint(b.w, 1.0, atom_range=(b.wmin, b.wmax), name="w_b")
+    constraint = MomentConstraint(b.w, 1.0, atom_range=(b.wmin, float(wb.max())), name="w_b")
     value = ((a.w - b.w) * a.u, np.minimum(spread, 0.0), np.maximum(spread, 0.0))
     return [constraint], atoms, value
 
 
 def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
-               calibration: str = "chi2", rho=None, method: str = "auto") -> DifferenceResult:
+               calibration: str = "chi2", rho=None, atoms=None,
+               method: str = "auto") -> DifferenceResult:
     r"""The EL estimate and confidence interval of ``V(pi_a) - V(pi_b)`` from one log.
 
     ``sample_a`` and ``sample_b`` hold the two policies' importance weights on the same rows,
@@ -90,6 +117,17 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     calibration : {"chi2", "f"}
     rho : float, optional
         The atoms' reward (user scale); default the reward midpoint.
+    atoms : array_like, optional
+        The extra atoms as rows ``(w_a, w_b)``: the two policies' weights at an example that was
+        not logged. Default: the four vertices of ``[wmin_a, wmax_a] x [wmin_b, wmax_b]``,
+        which allow an unlogged example where one policy's weight is largest and the other's
+        least. A user who knows more says so here, and the interval narrows to what that
+        knowledge allows. Two deterministic policies, for instance, put weight ``1/h`` on the
+        action they choose and 0 elsewhere: at an unlogged example both weights are 0, or one
+        is, or both are equal (both choose it), so ``atoms=[(0, 0), (wmax_a, 0), (0, wmax_b),
+        (m, m)]`` with ``m = min(wmax_a, wmax_b)``. Equal logged weights do not make two
+        policies equal where nothing was logged: with the default atoms, a policy against a
+        copy of itself has the estimate 0 but an interval of the model's width.
     method : {"auto", "fast", "cvxpy"}
         ``"fast"``: numpy (:mod:`elcvx._moment`); ``"cvxpy"``: Clarabel's own solution of
         :func:`~elcvx.programs.mle_primal` and :func:`~elcvx.programs.lower_bound_primal`
@@ -103,15 +141,30 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
 
     Examples
     --------
-    A policy against itself: the difference is exactly 0, with an interval of width 0.
+    A policy against itself: the estimate is 0; the interval is what the default atoms allow
+    (an unlogged example could still have one weight at wmax and the other at 0), and 0 when
+    the atoms say the two policies agree there too.
 
     >>> import elcvx
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
     >>> d = elcvx.difference(s, s)
-    >>> d.estimate, d.low, d.high
+    >>> d.estimate, d.low < 0 < d.high
+    (0.0, True)
+    >>> same = elcvx.difference(s, s, atoms=[(0, 0), (10, 10)])
+    >>> abs(same.estimate), abs(same.low), abs(same.high)
     (0.0, 0.0, 0.0)
     """
     a, b = _check_pair(sample_a, sample_b)
+    if math.isinf(b.wmax):
+        # The model is symmetric: V(a) - V(b) = -(V(b) - V(a)), and an atom at infinity is the
+        # first policy's (its weight the model's w).
+        swapped = None if atoms is None else np.asarray(atoms, dtype=float).reshape(-1, 2)[:, ::-1]
+        d = difference(b, a, confidence_level=confidence_level, calibration=calibration, rho=rho,
+                       atoms=swapped, method=method)
+        return dataclasses.replace(d, estimate=-d.estimate,
+                                   estimate_range=ConfidenceInterval(-d.estimate_range.high,
+                                                                     -d.estimate_range.low),
+                                   low=-d.high, high=-d.low)
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
@@ -121,18 +174,15 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
         raise InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{a.rmin}, {a.rmax}]")
     rho_u = a.to_unit(rho)
     quantile = _calibration.quantile(calibration, level, a.n)
-    if np.array_equal(a.w, b.w) and (a.wmin, a.wmax) == (b.wmin, b.wmax):
-        # The same policy: h = 0 on every row and atom, so every Q gives exactly 0.
-        return DifferenceResult(0.0, ConfidenceInterval(0.0, 0.0), 0.0, 0.0, level, calibration,
-                                quantile, a.n, "closed form", "optimal (the same policy)")
-    constraints, atoms, value = _model(a, b)
+    constraints, atoms, value = _model(a, b, atoms)
     data = _moment.Moments(a, constraints, atoms, value=value)
     data.estimate_coef = (2.0, 1.0, 1.0)  # |(w_a - w_b)(u - rho)| <= w_a + w_b = 2 + d_a + d_b
     negated = (-value[0], -value[2], -value[1])
     cvx = _dispatch._cvx_module  # imports cvxpy only when the cvxpy path runs
     mle, path = _dispatch._run(method, lambda: _moment.mle_of(data),
                                lambda: cvx().mle_of(data, a, constraints, atoms),
-                               "the MLE of the difference")
+                               "the MLE of the difference",
+                               feasible=_dispatch.feasibility(a, constraints, atoms, data))
     c = 1.0 if a.counts is None else a.counts
     cq = c * mle.q
     base = float(cq @ data.h)

@@ -16,9 +16,11 @@ def _ok(status: str) -> bool:
     return status.startswith("optimal")
 
 
-def _run(method, fast_call, cvx_call, what, in_memory=True):
+def _run(method, fast_call, cvx_call, what, in_memory=True, feasible=None):
     """``(solution, path)``; ``method`` as the public functions have validated it. The cvxpy
-    path needs the rows in memory (``in_memory``): a scanned log has the fast path only."""
+    path needs the rows in memory (``in_memory``): a scanned log has the fast path only.
+    ``feasible()``, where a solver fails, raises the error that says the model cannot hold
+    (:func:`elcvx._feasibility.check`), before the solver's own."""
     if not in_memory and method == "cvxpy":
         raise InvalidInputError("method='cvxpy' needs the log's rows in memory (read_log); a "
                                 "scanned log is evaluated by the fast path: method='fast'",
@@ -27,11 +29,32 @@ def _run(method, fast_call, cvx_call, what, in_memory=True):
         sol = fast_call()
         if _ok(sol.status):
             return sol, "fast"
+        if feasible is not None:
+            feasible()
         if method == "fast" or not in_memory:
             raise SolverError(f"the fast path did not solve {what} (status: {sol.status})",
                               solver="elcvx fast path", status=sol.status)
-    sol = cvx_call()
+    try:
+        sol = cvx_call()
+    except SolverError:
+        if feasible is not None and method == "cvxpy":
+            feasible()
+        raise
     return sol, "cvxpy"
+
+
+def feasibility(sample, constraints, atoms, data=None):
+    """The check :func:`_run` makes for a model in memory (None for a scanned log)."""
+    if not _in_memory(sample):
+        return None
+
+    def check():
+        from . import _feasibility
+
+        model = _moment.Moments(sample, constraints, atoms) if data is None else data
+        _feasibility.check(model, [c.name for c in constraints])
+
+    return check
 
 
 def mle(sample, method, model=None):
@@ -47,7 +70,8 @@ def mle(sample, method, model=None):
     run = lambda: _run(method, lambda: _moment.mle(sample, constraints, atoms),  # noqa: E731
                        lambda: _cvx_module().mle(sample, constraints, atoms),
                        "the MLE" + ("" if model is None else " with constraints"),
-                       _in_memory(sample))
+                       _in_memory(sample),
+                       None if model is None else feasibility(sample, constraints, atoms))
     if model is not None:
         return run()
     cache = sample.__dict__.setdefault("_mle_cache", {})

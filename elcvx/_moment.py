@@ -30,14 +30,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import nnls
 
-from . import certify
+from . import _barrier, certify
 from . import constraints as mc
 from ._active_set import MAX_ITER, maximize, memo
 from ._duals import bound_oracle, loglik_oracle
 from ._oracles import fold_blocks, merge_stats, row_blocks, scratch_rows, stats_block
 from ._passes import Work, scratch
-from ._starts import (SERIES_TERMS, _given_start, _given_starts, _gram_of, _quadratic_start,
-                      _series_start, _start)
+from ._starts import (SERIES_TERMS, _given_start, _given_starts, _gram_of, _interior_point,
+                      _quadratic_start, _series_start, _start)
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 
 
@@ -342,6 +342,17 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
         # Newton steps to the rounding floor, then the certificate again.
         x, _, status = _solve(oracle, x, A, h, _POLISH_ITER, kkt_tol=0.0)
         out = _read(data, value, A, h, x, raw, state, q, status)
+    if out.status != "optimal":
+        # The active-set method stalled (a degenerate dual it does not see): the barrier
+        # method from a strictly feasible point near where it stopped, certified on the faces
+        # its end approaches.
+        x, f, status = _barrier_from(oracle, A, h, out.x)
+        if status == "unbounded":
+            return _Solved(None, None, math.nan, _UNBOUNDED)
+        for x in _given_starts(A, h, x, oracle) if status == "optimal" else ():
+            alt = _read(data, value, A, h, x, raw, state, q, "optimal")
+            if alt.status == "optimal":
+                return alt
     return out
 
 
@@ -371,6 +382,25 @@ def _read(data, value, A, h, x, raw, state, q, status) -> _Solved:
     if status == "optimal":
         status = _verdict(cert, loglik, None if value is not None else error)
     return _Solved(x, q, loglik, status, sums, cert, error)
+
+
+#: The status of a model whose dual grows without bound: its primal is infeasible.
+_UNBOUNDED = ("infeasible (the dual grows without bound: no distribution with every logged row "
+              "kept meets the moment constraints)")
+
+
+def _barrier_from(oracle, A, h, x):
+    """``(x, f, status)``: :func:`elcvx._barrier.maximize` from a strictly feasible point near
+    ``x`` (an LP's, moved towards ``x`` while it stays so and in the oracle's domain)."""
+    center = np.zeros(A.shape[1]) if x is None else np.asarray(x, dtype=float)
+    p = _interior_point(A, h, center)
+    if p is None or not math.isfinite(oracle(p)[0]):
+        return center, math.nan, "no strictly feasible start"
+    for t in (0.999, 0.99, 0.9, 0.5, 0.0):
+        trial = p + t * (center - p)
+        if np.all(A @ trial + h > 0) and math.isfinite(oracle(trial)[0]):
+            break
+    return _barrier.maximize(oracle, trial, A, h)
 
 
 def _q2(part, m, n):
@@ -530,7 +560,15 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     # (A value on the unit scale: 1e-15 is below every digit reported, and ends the approach
     # to a bound of 0 reached only as y -> 0.)
     y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-    return _bound_read(y, f, status, **bound)
+    out = _bound_read(y, f, status, **bound)
+    if out.status != "optimal" and max_iter == MAX_ITER:
+        # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
+        y, f, status = _barrier_from(oracle, B, floor, y)
+        for y in _given_starts(B, floor, y, oracle) if status == "optimal" else ():
+            alt = _bound_read(y, oracle(y)[0], "optimal", **bound)
+            if alt.status == "optimal":
+                return alt
+    return out
 
 
 def _bound_failure(data, work, why):

@@ -102,9 +102,13 @@ class MomentConstraint:
 
 def _range(name, pair):
     try:
-        lo, hi = (iv.finite_scalar(name, x) for x in pair)
+        ends = list(pair)
     except TypeError:
-        raise InvalidInputError(f"{name}={pair!r} must be a pair (lo, hi)") from None
+        ends = None
+    if ends is None or len(ends) != 2:
+        raise InvalidInputError(f"{name}={pair!r} must be a pair (lo, hi)", field="atom_range",
+                                value=pair)
+    lo, hi = (iv.finite_scalar(name, x) for x in ends)
     if not lo <= hi:
         raise InvalidInputError(f"{name}=({lo!r}, {hi!r}) must have lo <= hi")
     return lo, hi
@@ -270,6 +274,28 @@ def _one_hot(sample, actions, n_actions):
     return np.eye(n_actions)[a]
 
 
+def _probabilities(sample, target_probs):
+    """``target_probs`` checked: an ``(N, K)`` array of probabilities, each row summing to 1."""
+    pi = np.asarray(target_probs, dtype=float)
+    if pi.ndim != 2 or pi.shape[0] != sample.n_rows or pi.shape[1] < 2:
+        raise InvalidInputError(
+            f"target_probs must be an (N, K) array with N = {sample.n_rows} rows and K >= 2 "
+            f"actions; got shape {pi.shape}", field="target_probs")
+    bad = ~np.isfinite(pi) | (pi < 0) | (pi > 1)
+    if bad.any():
+        i, k = map(int, np.argwhere(bad)[0])
+        raise InvalidInputError(f"target_probs[{i}, {k}]={float(pi[i, k])!r} is not a probability in "
+                                "[0, 1]", field="target_probs", index=i, value=float(pi[i, k]))
+    sums = pi.sum(axis=1)
+    off = np.abs(sums - 1.0) > 1e-9 * pi.shape[1]
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        raise InvalidInputError(f"target_probs[{i}] sums to {float(sums[i])!r}, not 1: each row is the "
+                                "target policy's distribution over the K actions",
+                                field="target_probs", index=i, value=float(sums[i]))
+    return pi
+
+
 def action_control_variates(sample, actions, target_probs):
     r"""Per-action control variates: ``g_k = w 1[a = k] - pi(k|x)``, ``E_Q[g_k] = 0``.
 
@@ -284,14 +310,12 @@ def action_control_variates(sample, actions, target_probs):
     (list of MomentConstraint, atoms)
         Pass both: ``elcvx.interval(sample, constraints=cs, atoms=atoms)``.
     """
-    pi = np.asarray(target_probs, dtype=float)
-    if pi.ndim != 2 or pi.shape[0] != sample.n_rows or pi.shape[1] < 2:
-        raise InvalidInputError(
-            f"target_probs must be an (N, K) array with N = {sample.n_rows} rows and K >= 2 "
-            f"actions; got shape {pi.shape}")
+    pi = _probabilities(sample, target_probs)
     K = pi.shape[1]
     onehot = _one_hot(sample, actions, K)
-    cs = [MomentConstraint(sample.w * onehot[:, k] - pi[:, k], 0.0, atom_range=(-1.0, sample.wmax),
+    # (At w = inf, g / w -> 1[a = k], in [0, 1].)
+    at = lambda w: (0.0, 1.0) if math.isinf(w) else (-1.0, w)  # noqa: E731
+    cs = [MomentConstraint(sample.w * onehot[:, k] - pi[:, k], 0.0, atom_range=at,
                            name=f"action {k}") for k in range(K - 1)]
     rows = []
     for w in (sample.wmin, sample.wmax):
@@ -320,7 +344,8 @@ def action_marginals(sample, actions, marginals):
     if K < 2 or not abs(p.sum() - 1.0) <= 1e-9 or np.any(p < 0):
         raise InvalidInputError(f"marginals={p.tolist()!r} must be K >= 2 probabilities summing to 1")
     onehot = _one_hot(sample, actions, K)
-    cs = [MomentConstraint(sample.w * onehot[:, k], float(p[k]), atom_range=(0.0, sample.wmax),
+    at = lambda w: (0.0, 1.0) if math.isinf(w) else (0.0, w)  # noqa: E731  (g / w at w = inf)
+    cs = [MomentConstraint(sample.w * onehot[:, k], float(p[k]), atom_range=at,
                            name=f"action {k}") for k in range(K - 1)]
     rows = [np.r_[w, ((1.0 if math.isinf(w) else w) * np.eye(K)[k])[:K - 1]]
             for w in (sample.wmin, sample.wmax) for k in range(K)]

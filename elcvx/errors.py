@@ -40,6 +40,13 @@ class InvalidInputError(ElcvxError, ValueError):
         self.reason = reason
 
 
+class InfeasibleConstraintsError(InvalidInputError):
+    """Moment constraints that no distribution keeping every logged row can meet: the targets
+    contradict the log (or each other). ``field`` is ``"constraints"``; ``index`` the constraint
+    at fault where one alone is (its target outside the range the others and the rows leave),
+    ``value`` that target, ``reason`` the range."""
+
+
 class SolverError(ElcvxError, RuntimeError):
     """A solver did not reach an optimal solution, even after the documented fallbacks.
 
