@@ -119,8 +119,19 @@ def _masses(residual, columns, slack):
     masses, _ = nnls(np.vstack([columns, penalty]), np.r_[residual, np.zeros(len(slack))],
                      maxiter=iters)
     rest = residual - columns @ masses
+    out = [masses]
+    # The atoms that carry mass, refitted to what is left (the fit's own rounding, which the rows
+    # could only take in at a huge relative change where they hold 1e-18 of E_Q[w]).
+    on = masses > 0
+    if on.any():
+        refit = masses.copy()
+        refit[on] += np.linalg.lstsq(columns[:, on], rest, rcond=None)[0]
+        if np.all(refit >= 0):
+            out.append(refit)
     more, off = nnls(columns, rest, maxiter=iters)
-    return [masses, masses + more] if off < np.linalg.norm(rest) else [masses]
+    if off < np.linalg.norm(rest):
+        out.append(masses + more)
+    return out
 
 
 def _best(certificates):
