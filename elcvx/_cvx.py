@@ -46,7 +46,7 @@ from . import _moment
 from . import programs as P
 from ._solutions import BoundSolution, MLESolution, ProfileSolution
 from .errors import SolverError
-from .programs.base import BOUND_ATTEMPTS, CERTIFIED_ATTEMPTS
+from .programs.base import CERTIFIED_ATTEMPTS, CERTIFIED_BOUND_ATTEMPTS
 
 #: Iterations of the fast path's active-set method from Clarabel's last dual point, where none
 #: of its answers is certified (two or three Newton steps reach rounding from there).
@@ -309,7 +309,7 @@ def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms
 
     what = _What("bound", f"the {side} bound" + (" with constraints" if data.k else ""))
     try:
-        sol, status = _run(what, builders, LOWER_BOUND_ORDER, BOUND_ATTEMPTS, at, refine,
+        sol, status = _run(what, builders, LOWER_BOUND_ORDER, CERTIFIED_BOUND_ATTEMPTS, at, refine,
                            interleave=True, phi=phi)
         return sol._replace(status=status, work=(0, 0))
     except SolverError as exc:

@@ -67,10 +67,10 @@ def _atoms(a, b, atoms):
                                 f"{np.shape(atoms)}", field="atoms")
     for i, (wa, wb) in enumerate(table):
         if not (a.wmin <= wa <= a.wmax):
-            raise InvalidInputError(f"atoms[{i}] has w_a={wa!r} outside [wmin, wmax] of sample_a "
+            raise InvalidInputError(f"atoms[{i}] has w_a={float(wa)!r} outside [wmin, wmax] of sample_a "
                                     f"= [{a.wmin}, {a.wmax}]", field="atoms", index=i, value=wa)
         if not (b.wmin <= wb <= b.wmax) or math.isinf(wb):
-            raise InvalidInputError(f"atoms[{i}] has w_b={wb!r} outside [wmin, wmax] of sample_b "
+            raise InvalidInputError(f"atoms[{i}] has w_b={float(wb)!r} outside [wmin, wmax] of sample_b "
                                     f"= [{b.wmin}, {b.wmax}] (and finite)", field="atoms",
                                     index=i, value=wb)
     return np.unique(table, axis=0)

@@ -78,6 +78,12 @@ def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
     if model is not None:
         w_ex = None  # several atoms may share the mass
     rho_u, rho_user, rule = choose_rho(sample, rho, base, wmass)
+    error = sol.error  # (of base + wmass rho for any fixed rho, unit scale)
+    if rule == "self-consistent":
+        # rho = base / (1 - wmass): a ratio of two sums each known to `error`.
+        on_rows = 1.0 - wmass
+        error = (error * (1.0 + rho_u) / (on_rows - error) if on_rows > error
+                 else (1.0 if error == error else error))
     return EstimateResult(
         value=sample.to_user(base + wmass * rho_u),
         value_range=ConfidenceInterval(sample.to_user(base), sample.to_user(base + wmass)),
@@ -95,4 +101,5 @@ def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
         status=sol.status,
         work=sol.work,
         lambdas=sol.lambdas,
+        error=(sample.rmax - sample.rmin) * min(error, 1.0) if error == error else error,
     )

@@ -99,7 +99,7 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
         w_ex = w_ex if model is None else None  # with constraints, several atoms may carry it
         sides[side] = BoundResult(value=sample.to_user(value_u), beta=sol.beta, gamma=sol.gamma,
                                   kappa=sol.kappa, q=sol.q, w_ex=w_ex, mass_ex=mass,
-                                  wmass_ex=wmass)
+                                  wmass_ex=wmass, error=(sample.rmax - sample.rmin) * sol.error)
     status = _interval_status(*statuses)
     return IntervalResult(sides["lower"].value, sides["upper"].value, level, calibration,
                           quantile, sides["lower"], sides["upper"], sample.n, path, status, work)
@@ -203,6 +203,9 @@ def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=Non
                             _bootstrap.pvalue(t, statistic))
     else:
         pvalue = _calibration.pvalue(calibration, statistic, sample.n)
+    gaps = np.full(statistic.shape, np.nan) if sol.gap is None else np.asarray(sol.gap)
+    error = np.where(np.isfinite(statistic), 2.0 * (gaps + mle.gap), 0.0)
     return ProfileResult(v=v_user, statistic=statistic, pvalue=pvalue,
                          beta=sol.beta, tau=sol.tau, calibration=calibration, n=sample.n,
-                         method=path, work=(mle.work[0] + sol.work[0], mle.work[1] + sol.work[1]))
+                         method=path, work=(mle.work[0] + sol.work[0], mle.work[1] + sol.work[1]),
+                         error=error)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
@@ -75,6 +77,10 @@ class EstimateResult(_ReadOnlyArrays):
         ``"number"`` (given by the caller).
     reward_range : tuple of float
         ``(rmin, rmax)`` of the sample.
+    error : float
+        The certified bound on ``|value - the exact estimate|`` (user scale): what "optimal"
+        promises, at most ``1e-6`` of the reward range (:mod:`elcvx.certify`); ``nan`` where
+        the path gives none.
     """
 
     value: float
@@ -93,6 +99,7 @@ class EstimateResult(_ReadOnlyArrays):
     lambdas: tuple = ()
     rho_rule: str = "number"
     reward_range: tuple = (0.0, 1.0)
+    error: float = math.nan
 
     def __float__(self):
         """``float(elcvx.estimate(s))`` is the estimate's ``value``."""
@@ -143,6 +150,8 @@ class BoundResult(_ReadOnlyArrays):
         The weight of the zero-reward extra atom that carries mass, None when none does.
     mass_ex, wmass_ex : float
         ``1 - sum c q`` and ``1 - sum c q w``.
+    error : float
+        The certified bound on ``|value - the exact bound|`` (user scale; :mod:`elcvx.certify`).
     """
 
     value: float
@@ -153,6 +162,7 @@ class BoundResult(_ReadOnlyArrays):
     w_ex: float | None
     mass_ex: float
     wmass_ex: float
+    error: float = math.nan
 
 
 class _Pair:
@@ -210,6 +220,13 @@ class IntervalResult(_Pair):
     status: str
     work: tuple = field(default=(0, 0), repr=False)
 
+    @property
+    def error(self) -> float:
+        """The certified bound on the error of either end (user scale; 0 for an end that is the
+        reward range's by calibration)."""
+        sides = [b.error for b in (self.lower, self.upper) if b is not None]
+        return max(sides) if sides else 0.0
+
 
 @dataclass(frozen=True, eq=False)
 class ProfileResult(_ReadOnlyArrays):
@@ -234,6 +251,9 @@ class ProfileResult(_ReadOnlyArrays):
     work : tuple of int
         The fast path's passes over the data and the rows they read; ``(0, 0)`` on the cvxpy
         path.
+    error : ndarray
+        The certified bound on each statistic's error, ``2 (gap of l_v + gap of l*)``
+        (:mod:`elcvx.certify`; 0 where the statistic is ``inf``).
     """
 
     v: np.ndarray
@@ -245,6 +265,7 @@ class ProfileResult(_ReadOnlyArrays):
     n: float
     method: str
     work: tuple = field(default=(0, 0), repr=False)
+    error: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, eq=False)

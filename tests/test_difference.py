@@ -29,14 +29,18 @@ def two_policies(n, seed, wmax=3.0):
     return Sample(3 * pa, r, wmax=wmax), Sample(3 * pb, r, wmax=wmax)
 
 
-def reference(sa, sb, side):
-    """The lower (upper) end by the primal: min (max) E_Q[(w_a - w_b) r] over the ball."""
+def reference(sa, sb, side, atoms=None):
+    """The lower (upper) end by the primal: min (max) E_Q[(w_a - w_b) r] over the ball, with
+    the atoms ``(w_a, w_b)`` given (default: the four vertices)."""
     wa, wb, r, n = sa.w, sb.w, sa.r, sa.n
-    atoms = [(x, y) for x in (sa.wmin, sa.wmax) for y in (sb.wmin, sb.wmax)]
-    q, m = cp.Variable(sa.n_rows, nonneg=True), cp.Variable(len(atoms), nonneg=True)
+    if atoms is None:
+        atoms = [(x, y) for x in (sa.wmin, sa.wmax) for y in (sb.wmin, sb.wmax)]
+    # (q = y / N: masses of size one, which Clarabel solves more surely than 1/N.)
+    y, m = cp.Variable(sa.n_rows, nonneg=True), cp.Variable(len(atoms), nonneg=True)
+    q = y / n
     mr = cp.Variable(len(atoms), nonneg=True)  # the mass of each atom with reward 1
     spread = np.array([x - y for x, y in atoms])
-    mle = cp.Problem(cp.Maximize(cp.sum(cp.log(q)) / n), [
+    mle = cp.Problem(cp.Maximize(cp.sum(cp.log(y)) / n), [
         cp.sum(q) + cp.sum(m) == 1, wa @ q + np.array([x for x, _ in atoms]) @ m == 1,
         wb @ q + np.array([y for _, y in atoms]) @ m == 1])
     mle.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
@@ -46,7 +50,7 @@ def reference(sa, sb, side):
     ball = cp.Problem(cp.Minimize(sign * value), [
         cp.sum(q) + cp.sum(m) == 1, wa @ q + np.array([x for x, _ in atoms]) @ m == 1,
         wb @ q + np.array([y for _, y in atoms]) @ m == 1, mr <= m,
-        cp.sum(cp.log(q)) >= L - CHI2_95 / 2])
+        cp.sum(cp.log(y)) >= L - CHI2_95 / 2])
     ball.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert mle.status == ball.status == "optimal"
     return sign * ball.value
@@ -83,10 +87,57 @@ def test_the_two_paths_agree_with_an_unbounded_weight(wmax_a):
         assert_agree([fast.low, fast.high], [reference(sa, sb, "lower"), reference(sa, sb, "upper")])
 
 
-def test_a_policy_against_itself_is_exactly_zero():
+def test_a_policy_against_itself_follows_the_model():
+    # Equal logged weights do not make two policies equal where nothing was logged: with the
+    # default atoms (an unlogged example may have w_a = wmax and w_b = 0) the interval is the
+    # model's, not [0, 0] (it was, by a short-circuit, and jumped to the model's width when one
+    # weight moved by 1e-12). With atoms that say the policies agree there too, it is [0, 0].
     sa, _ = two_policies(50, 0)
     d = difference(sa, sa)
-    assert (d.estimate, d.low, d.high) == (0.0, 0.0, 0.0)
+    assert d.estimate == 0.0 and d.status.startswith("optimal")
+    assert_agree([d.low, d.high], [reference(sa, sa, "lower"), reference(sa, sa, "upper")])
+    assert d.low < -0.01 and d.high > 0.01
+    moved = Sample(sa.w + np.r_[1e-12, np.zeros(sa.n_rows - 1)], sa.r, wmax=sa.wmax)
+    near = difference(sa, moved)
+    assert_agree([near.low, near.high], [d.low, d.high], tol=1e-9)
+    same = difference(sa, sa, atoms=[(0, 0), (3, 3)])
+    assert max(abs(same.estimate), abs(same.low), abs(same.high)) <= 1e-9
+
+
+def test_atoms_of_two_deterministic_policies():
+    # Deterministic policies put weight 1/h on their action: at an unlogged example both weights
+    # are 0, one is, or both are equal. With weight bounds 4 and 8 those atoms are (0, 0),
+    # (4, 0), (0, 8) and (4, 4): not the vertex (4, 8), where both are positive and unequal.
+    # The interval is the primal program's with the same atoms, and within the default one
+    # (equal here: the vertex (4, 8) carries no mass).
+    rng = np.random.default_rng(5)
+    n = 200
+    a = rng.integers(0, 3, n)
+    h = np.where(a == 0, 0.5, 0.25)
+    x = rng.random(n)
+    pa, pb = (x < 0.5).astype(int), (x < 0.7).astype(int)
+    r = (rng.random(n) < np.where(a == 0, 0.6, 0.4)).astype(float)
+    sa, sb = Sample((a == pa) / h, r, wmax=4), Sample((a == pb) / h, r, wmax=8)
+    atoms = [(0, 0), (4, 0), (0, 8), (4, 4)]
+    d = difference(sa, sb, atoms=atoms)
+    assert_agree([d.low, d.high], [reference(sa, sb, "lower", atoms), reference(sa, sb, "upper", atoms)])
+    default = difference(sa, sb)
+    assert default.low <= d.low + 1e-12 and d.high <= default.high + 1e-12  # (fewer atoms)
+    with pytest.raises(elcvx.InvalidInputError, match=r"atoms\[0\] has w_b=9"):
+        difference(sa, sb, atoms=[(0, 9)])
+
+
+def test_an_unbounded_weight_on_either_side():
+    # wmax = inf on sample_b only was refused ("w_b=inf must be finite") while the swapped call
+    # worked: the model is symmetric, V(a) - V(b) = -(V(b) - V(a)).
+    rng = np.random.default_rng(3)
+    n = 300
+    r = rng.uniform(size=n)
+    sa = Sample(rng.choice([0, 1.5, 3], n, p=[0.3, 0.5, 0.2]), r, wmax=4)
+    sb = Sample(rng.choice([0, 2.5], n, p=[0.6, 0.4]), r, wmax=math.inf)
+    ab, ba = difference(sa, sb), difference(sb, sa)
+    assert ab.status.startswith("optimal")
+    assert_agree([ab.estimate, ab.low, ab.high], [-ba.estimate, -ba.high, -ba.low], tol=1e-12)
 
 
 def test_swapping_the_policies_negates_everything():

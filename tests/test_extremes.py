@@ -26,10 +26,12 @@ def test_huge_weight_constant_reward_estimate_is_the_reward():
         est = elcvx.estimate(s, method=method)
         assert est.value_range.low == est.value_range.high
         assert_agree(est.value, 0.3, tol=1e-12, what=f"estimate ({method})")
-    # wmax finite: the error was 1.6e-5 (0.3000158); both paths must give 0.3.
+    # wmax finite: the error was 1.6e-5 (0.3000158); the fast path must give 0.3, Clarabel's
+    # own answer 0.3 within its certified error (at most 1e-6 of the range: it was 2.8e-8).
     s = Sample([1e12, 0.0, 0.0], [0.3] * 3, wmax=1e13)
-    for method in ("fast", "cvxpy"):
-        assert_agree(elcvx.estimate(s, method=method).value, 0.3, tol=1e-12, what=method)
+    assert_agree(elcvx.estimate(s, method="fast").value, 0.3, tol=1e-12, what="fast")
+    cvx = elcvx.estimate(s, method="cvxpy")
+    assert abs(cvx.value - 0.3) <= cvx.error <= 1e-6, (cvx.value, cvx.error)
 
 
 @pytest.mark.parametrize("weight", [1e10, 1e12, 1e15, 1e16])

