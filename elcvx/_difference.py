@@ -65,7 +65,8 @@ def _model(a, b):
 
 
 def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
-               calibration: str = "chi2", rho=None, method: str = "auto") -> DifferenceResult:
+               calibration: str = "chi2", rho=None, method: str = "auto",
+               alternative: str = "two-sided") -> DifferenceResult:
     r"""The EL estimate and confidence interval of ``V(pi_a) - V(pi_b)`` from one log.
 
     ``sample_a`` and ``sample_b`` hold the two policies' importance weights on the same rows,
@@ -94,6 +95,10 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
         ``"fast"``: numpy (:mod:`elcvx._moment`); ``"cvxpy"``: Clarabel's own solution of
         :func:`~elcvx.programs.mle_primal` and :func:`~elcvx.programs.lower_bound_primal`
         (with ``value=``), certified; ``"auto"``: the fast path, and cvxpy where it fails.
+    alternative : {"two-sided", "greater", "less"}
+        As in :func:`elcvx.interval`: ``"greater"`` bounds the difference from below only
+        (``high`` is ``rmax - rmin``), ``"less"`` from above (``low`` is ``rmin - rmax``), each
+        at the threshold of level ``2 confidence_level - 1``.
 
     Returns
     -------
@@ -120,11 +125,13 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     if not a.rmin <= rho <= a.rmax:
         raise InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{a.rmin}, {a.rmax}]")
     rho_u = a.to_unit(rho)
-    quantile = _calibration.quantile(calibration, level, a.n)
+    quantile = _calibration.quantile(calibration,
+                                     _calibration.two_sided_level(level, alternative), a.n)
     if np.array_equal(a.w, b.w) and (a.wmin, a.wmax) == (b.wmin, b.wmax):
         # The same policy: h = 0 on every row and atom, so every Q gives exactly 0.
         return DifferenceResult(0.0, ConfidenceInterval(0.0, 0.0), 0.0, 0.0, level, calibration,
-                                quantile, a.n, "closed form", "optimal (the same policy)")
+                                quantile, a.n, "closed form", "optimal (the same policy)",
+                                alternative)
     constraints, atoms, value = _model(a, b)
     data = _moment.Moments(a, constraints, atoms, value=value)
     negated = (-value[0], -value[2], -value[1])
@@ -141,17 +148,19 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     if not math.isfinite(quantile):
         return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                                 -span, span, level, calibration, quantile, a.n, path,
-                                f"whole range: no {calibration} quantile at N={a.n:g}")
-    bounds, paths = [], {path}
+                                f"whole range: no {calibration} quantile at N={a.n:g}", alternative)
+    bounds, paths = [-1.0, -1.0], {path}  # (lower end, -upper end); an end not solved: the range's
     for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
+        if end not in _calibration.solved_sides(alternative):
+            continue
         sol, used = _dispatch._run(
             method, lambda: _moment.lower_bound_of(model, mle.loglik, quantile, mle),
             lambda: cvx().model_lower_bound(a, constraints, atoms, mle.loglik, quantile,
                                             value=val),
             f"the {end} bound of the difference")
-        bounds.append(sol.value)
+        bounds[end == "upper"] = sol.value
         paths.add(used)
     low, high = max(-1.0, bounds[0]), min(1.0, -bounds[1])
     return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                             span * low, span * high, level, calibration, quantile, a.n,
-                            "+".join(sorted(paths)), "optimal")
+                            "+".join(sorted(paths)), "optimal", alternative)

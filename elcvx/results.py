@@ -196,6 +196,10 @@ class IntervalResult(_Pair):
         The fast path's passes over the data (evaluations of an objective with its
         derivatives) and the rows they read, the MLE's included (it is computed once per
         sample); ``(0, 0)`` on the cvxpy path.
+    alternative : str
+        ``"two-sided"``, or ``"greater"`` (a lower bound: ``high`` is ``rmax`` and ``upper`` is
+        None) or ``"less"`` (an upper bound: ``low`` is ``rmin``); ``quantile`` is then the
+        threshold at ``2 confidence_level - 1``.
     """
 
     low: float
@@ -209,6 +213,7 @@ class IntervalResult(_Pair):
     method: str
     status: str
     work: tuple = field(default=(0, 0), repr=False)
+    alternative: str = "two-sided"
 
 
 @dataclass(frozen=True, eq=False)
@@ -266,6 +271,9 @@ class DifferenceResult(_Pair):
     quantile : float
     n : float
     method, status : str
+    alternative : str
+        ``"two-sided"``, ``"greater"`` (``high`` is the range's end, ``rmax - rmin``) or
+        ``"less"`` (``low`` is ``rmin - rmax``).
     """
 
     estimate: float
@@ -278,6 +286,7 @@ class DifferenceResult(_Pair):
     n: float
     method: str
     status: str
+    alternative: str = "two-sided"
 
 
 # ------------------------------------------------------------------------------------------------
