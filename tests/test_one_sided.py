@@ -134,3 +134,38 @@ def test_bad_alternative_and_level():
         elcvx.difference(s, s, alternative="up")
     # Two-sided below 0.5 stays allowed, as before.
     assert math.isfinite(elcvx.interval(s, confidence_level=0.3).low)
+
+
+def test_the_command_line_one_sided_section(capsys):
+    import csv
+    import io
+    import json
+
+    from elcvx.baselines import lower_bound, upper_bound
+    from elcvx.cli import main
+    from elcvx.datasets import example_log
+
+    s = example_log()
+    assert main(["demo", "--alternative", "greater", "--format", "json"]) == 0
+    section = json.loads(capsys.readouterr().out)["one_sided"]
+    got = {b["method"]: b for b in section["bounds"]}
+    assert list(got) == ["el", "ls", "eb", "el-betting"]
+    el = elcvx.interval(s, alternative="greater")
+    assert (got["el"]["low"], got["el"]["high"], got["el"]["parameter"]) == (el.low, 1.0, el.quantile)
+    for name in ("ls", "eb", "el-betting"):
+        ref = lower_bound(s, method=name)
+        assert (got[name]["low"], got[name]["parameter"]) == (ref.low, ref.parameter)
+    # CSV: one row per bound, named <method>:<alternative>; the table shows the upper bounds.
+    assert main(["demo", "--alternative", "less", "--format", "csv"]) == 0
+    rows = {r["method"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert float(rows["ls:less"]["high"]) == upper_bound(s, method="ls").high
+    assert float(rows["el:less"]["high"]) == elcvx.interval(s, alternative="less").high
+    assert main(["demo", "--alternative", "less"]) == 0
+    table = capsys.readouterr().out
+    assert "one-sided 95% upper bounds (--alternative less):" in table
+    assert f"{upper_bound(s, method='el-betting').high:.4f}" in table
+    # Without --alternative the report has no such section; a bad value is a usage error.
+    assert main(["demo", "--format", "json"]) == 0
+    assert "one_sided" not in json.loads(capsys.readouterr().out)
+    assert main(["demo", "--alternative", "above"]) == 2
+    assert "--alternative" in capsys.readouterr().err
