@@ -46,6 +46,11 @@ reproduce-constraints: $(STAMP)
 reproduce-sequences: $(STAMP)
 	$(PY) -m elcvx reproduce sequences --out docs/sequences
 
+.PHONY: reproduce-pessimism
+# The LS paper's tightness protocol: 5 datasets x 45 configurations x 10 logs (docs/pessimism.md).
+reproduce-pessimism: $(STAMP)
+	$(PY) -m elcvx reproduce pessimism --data-dir ../shared/data/pessimism --jobs 2 --out docs/pessimism
+
 # The realistic study's datasets: ../shared/data/openml when present (an offline copy, checked
 # against the manifest without the network), else data/openml, downloaded from openml.org.
 DATA_DIR ?= $(if $(wildcard ../shared/data/openml/*.csv.gz),../shared/data/openml,data/openml)

@@ -40,3 +40,41 @@ def pvalue(calibration: str, statistic, n: float):
     if n < 2:
         return np.ones_like(statistic)
     return stats.f.sf(statistic, 1, n - 1)
+
+
+#: ``alternative=`` of the intervals, scipy's convention: ``"greater"`` gives a lower bound
+#: (``(low, rmax)``: the alternative hypothesis is that the value is greater than ``low``),
+#: ``"less"`` an upper bound.
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def two_sided_level(confidence: float, alternative: str) -> float:
+    """The level of the two-sided likelihood-ratio interval whose one end is the one-sided bound.
+
+    The statistic ``2 (L_mle - L(v))`` does not say on which side of the estimate ``v`` lies: a
+    two-sided interval at level ``1 - 2 alpha`` misses on each side with probability ``alpha``
+    (asymptotically, where the signed root of the statistic is standard normal), so its lower
+    end is a lower bound at level ``1 - alpha``: the chi-square(1) quantile at ``1 - 2 alpha``,
+    which is the square of the normal quantile at ``1 - alpha`` (and likewise the F and the
+    bootstrap thresholds at ``1 - 2 alpha``). Needs ``confidence > 1/2``; ``"two-sided"``
+    returns ``confidence`` itself.
+    """
+    from .errors import InvalidInputError
+
+    alternative = option("alternative", alternative, ALTERNATIVES)
+    if alternative == "two-sided":
+        return confidence
+    if not confidence > 0.5:
+        raise InvalidInputError(
+            f"confidence_level={confidence!r} with alternative={alternative!r}: a one-sided bound "
+            "needs a level above 0.5 (at 0.5 it is the estimate itself)", field="confidence_level",
+            value=confidence)
+    return 2.0 * confidence - 1.0
+
+
+def solved_sides(alternative: str) -> tuple:
+    """The ends an interval computes under ``alternative``: ``("lower", "upper")`` when two-sided,
+    ``("lower",)`` for ``"greater"`` (its upper end is the range's), ``("upper",)`` for
+    ``"less"``."""
+    return {"two-sided": ("lower", "upper"), "greater": ("lower",), "less": ("upper",)}[
+        option("alternative", alternative, ALTERNATIVES)]

@@ -10,6 +10,7 @@ import os
 
 from . import __version__
 from . import _validation as iv
+from ._cli_one_sided import one_sided_csv_rows, one_sided_lines, one_sided_report
 from ._evaluation import evaluate_all
 from .errors import InvalidInputError
 
@@ -138,6 +139,8 @@ def evaluate_report(log, args):
     est = estimate(s, method=args.method, rho=args.rho)  # the MLE is cached: no new solve
     value_range = est.value_range
     n = int(s.n) if float(s.n).is_integer() else s.n
+    alternative = getattr(args, "alternative", "two-sided")
+    one_sided = {} if alternative == "two-sided" else {"one_sided": one_sided_report(s, args)}
     return {
         "n": n,
         "wmin": s.wmin,
@@ -159,6 +162,7 @@ def evaluate_report(log, args):
         "skipped": getattr(log, "skipped", 0),
         "columns": dict(log.columns),
         "notes": list(log.notes) + notes,
+        **one_sided,
     }
 
 
@@ -240,6 +244,7 @@ def _table(rep):
     lines.append(f"EL and CR(-2) intervals: {cal} calibration (q = {q})" if _cr(cal) == cal else
                  f"EL interval: {cal} calibration (q = {q}); CR(-2): {_cr(cal)}")
     lines.extend(f"note: {n}" for n in rep["notes"])
+    lines.extend(one_sided_lines(rep))
     return "\n".join(lines) + "\n"
 
 
@@ -265,7 +270,8 @@ def render_evaluate(rep, fmt):
                      "estimate_low", "estimate_high"],
                     [[r["method"], r["estimate"], r["low"], r["high"], rep["n"], rep["wmin"],
                       rep["wmax"] if rep["wmax"] is not None else float("inf"),
-                      rep["confidence_level"], *rg] for r, rg in zip(rep["results"], ranged)])
+                      rep["confidence_level"], *rg] for r, rg in zip(rep["results"], ranged)]
+                    + one_sided_csv_rows(rep))
     return _table(rep)
 
 

@@ -91,8 +91,8 @@ def _model(a, b, atoms=None):
 
 
 def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
-               calibration: str = "chi2", rho=None, atoms=None,
-               method: str = "auto") -> DifferenceResult:
+               calibration: str = "chi2", rho=None, atoms=None, method: str = "auto",
+               alternative: str = "two-sided") -> DifferenceResult:
     r"""The EL estimate and confidence interval of ``V(pi_a) - V(pi_b)`` from one log.
 
     ``sample_a`` and ``sample_b`` hold the two policies' importance weights on the same rows,
@@ -132,6 +132,10 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
         ``"fast"``: numpy (:mod:`elcvx._moment`); ``"cvxpy"``: Clarabel's own solution of
         :func:`~elcvx.programs.mle_primal` and :func:`~elcvx.programs.lower_bound_primal`
         (with ``value=``), certified; ``"auto"``: the fast path, and cvxpy where it fails.
+    alternative : {"two-sided", "greater", "less"}
+        As in :func:`elcvx.interval`: ``"greater"`` bounds the difference from below only
+        (``high`` is ``rmax - rmin``), ``"less"`` from above (``low`` is ``rmin - rmax``), each
+        at the threshold of level ``2 confidence_level - 1``.
 
     Returns
     -------
@@ -159,12 +163,13 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
         # The model is symmetric: V(a) - V(b) = -(V(b) - V(a)), and an atom at infinity is the
         # first policy's (its weight the model's w).
         swapped = None if atoms is None else np.asarray(atoms, dtype=float).reshape(-1, 2)[:, ::-1]
+        flipped = {"greater": "less", "less": "greater"}.get(alternative, alternative)
         d = difference(b, a, confidence_level=confidence_level, calibration=calibration, rho=rho,
-                       atoms=swapped, method=method)
+                       atoms=swapped, method=method, alternative=flipped)
         return dataclasses.replace(d, estimate=-d.estimate,
                                    estimate_range=ConfidenceInterval(-d.estimate_range.high,
                                                                      -d.estimate_range.low),
-                                   low=-d.high, high=-d.low)
+                                   low=-d.high, high=-d.low, alternative=alternative)
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
@@ -173,7 +178,8 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     if not a.rmin <= rho <= a.rmax:
         raise InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{a.rmin}, {a.rmax}]")
     rho_u = a.to_unit(rho)
-    quantile = _calibration.quantile(calibration, level, a.n)
+    quantile = _calibration.quantile(calibration,
+                                     _calibration.two_sided_level(level, alternative), a.n)
     constraints, atoms, value = _model(a, b, atoms)
     data = _moment.Moments(a, constraints, atoms, value=value)
     data.estimate_coef = (2.0, 1.0, 1.0)  # |(w_a - w_b)(u - rho)| <= w_a + w_b = 2 + d_a + d_b
@@ -192,18 +198,20 @@ def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
     if not math.isfinite(quantile):
         return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                                 -span, span, level, calibration, quantile, a.n, path,
-                                f"whole range: no {calibration} quantile at N={a.n:g}")
-    bounds, paths = [], {path}
+                                f"whole range: no {calibration} quantile at N={a.n:g}", alternative)
+    bounds, paths = [-1.0, -1.0], {path}  # (lower end, -upper end); an end not solved: the range's
     for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
+        if end not in _calibration.solved_sides(alternative):
+            continue
         sol, used = _dispatch._run(
             method, lambda: _moment.lower_bound_of(model, mle.loglik, quantile, mle),
             lambda: cvx().lower_bound(a, loglik=mle.loglik, quantile=quantile,
                                       constraints=constraints, atoms=atoms, value=val,
                                       mle_sol=mle),
             f"the {end} bound of the difference")
-        bounds.append(sol.value)
+        bounds[end == "upper"] = sol.value
         paths.add(used)
     low, high = max(-1.0, bounds[0]), min(1.0, -bounds[1])
     return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                             span * low, span * high, level, calibration, quantile, a.n,
-                            "+".join(sorted(paths)), "optimal")
+                            "+".join(sorted(paths)), "optimal", alternative)

@@ -14,7 +14,12 @@ function                    computes (unit scale)
 :func:`emp`                 ``sum c Q w u / sum c Q`` with ``Q`` the EL MLE weights
 :func:`gaussian_interval`   ``mean(w u) +- z s / sqrt(N)``, ``s`` with ``ddof=1``, clipped
 :func:`clopper_pearson_interval`  ``wmax x`` the exact Binomial interval of ``mean(w u / wmax)``
+:func:`lower_bound`         a finite-sample lower bound: LS, IX, EB or el-betting
+:func:`upper_bound`         the same, as an upper bound
 ==========================  ==================================================================
+
+The finite-sample bounds live in :mod:`elcvx.estimators.finite_sample` (their formulas, the
+conditions each needs, and their tuning) and are re-exported here, beside the other baselines.
 
 IPS and EMP are not shift-equivariant (``sum w`` and ``sum Q w`` differ from ``N`` and
 ``sum Q``), so they depend on where the reward's zero is; computing them on the unit scale makes
@@ -34,9 +39,11 @@ from scipy import stats
 from . import _validation as iv
 from .errors import InvalidInputError
 from .results import BaselineEstimate, BaselineInterval
+from .estimators.finite_sample import lower_bound, upper_bound
 from .sample import Sample, check_sample
 
-__all__ = ["ips", "snips", "clipped_dr", "emp", "gaussian_interval", "clopper_pearson_interval"]
+__all__ = ["ips", "snips", "clipped_dr", "emp", "gaussian_interval", "clopper_pearson_interval",
+           "lower_bound", "upper_bound"]
 
 
 

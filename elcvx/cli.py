@@ -23,6 +23,7 @@ import sys
 import warnings
 
 from . import __version__
+from . import _calibration
 from . import _validation as iv
 from ._cli_args import positive_int
 from ._cli_plot import draw_profile, draw_sequence, require_matplotlib
@@ -145,6 +146,13 @@ def _rho(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number nor one of {', '.join(RHO_RULES)}") from None
 
 
+def _add_alternative_option(p):
+    p.add_argument("--alternative", choices=_calibration.ALTERNATIVES, default="two-sided",
+                   help="greater: add one-sided lower bounds (EL's and the finite-sample LS, EB, "
+                        "el-betting) at the confidence level; less: upper bounds (default "
+                        "two-sided: none)")
+
+
 def _add_sequence_option(p):
     p.add_argument("--sequence", action="store_true",
                    help="add the betting and DDRM confidence sequences' bounds at the end of the "
@@ -167,6 +175,7 @@ def build_parser():
     ev.add_argument("--format", choices=("table", "json", "csv"), default="table",
                     help="output format (default table)")
     _add_sequence_option(ev)
+    _add_alternative_option(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
     pr = sub.add_parser("profile", help="the profile likelihood-ratio curve (and a plot)",
@@ -192,6 +201,7 @@ def build_parser():
     demo.add_argument("--format", choices=("table", "json", "csv"), default="table",
                       help="output format (default table)")
     _add_sequence_option(demo)
+    _add_alternative_option(demo)
     demo.set_defaults(func=_cmd_demo)
 
     data = sub.add_parser("datasets", help="download the realistic study's OpenML datasets",

@@ -15,7 +15,8 @@ from .sample import check_sample
 
 def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2",
              constraints=None, atoms=None, method: str = "auto",
-             resamples: int = _bootstrap.DEFAULT_RESAMPLES, random_state=0) -> IntervalResult:
+             resamples: int = _bootstrap.DEFAULT_RESAMPLES, random_state=0,
+             alternative: str = "two-sided") -> IntervalResult:
     r"""The EL confidence interval ``{v : 2 (L_mle - L(v)) <= q}`` (the paper's eq. (lrtest)).
 
     Each bound is one convex program, not a bisection on ``v`` (appendix C, corrected in
@@ -60,6 +61,12 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
         is then around the constrained maximum, and every distribution in it meets the
         constraints.
     method : {"auto", "fast", "cvxpy"}
+    alternative : {"two-sided", "greater", "less"}
+        scipy's convention. ``"greater"``: a one-sided lower bound, ``(low, rmax)``; ``"less"``:
+        an upper bound, ``(rmin, high)``. The bound is the end of the two-sided interval at
+        level ``2 confidence_level - 1`` (the threshold ``q`` is the calibration's quantile at
+        ``1 - 2 alpha``: :func:`elcvx._calibration.two_sided_level`), and only that end is
+        solved. Needs ``confidence_level > 0.5``.
 
     Returns
     -------
@@ -78,16 +85,18 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
+    threshold_level = _calibration.two_sided_level(level, alternative)
     model = mc.model(sample, constraints, atoms)
-    quantile, _, mle, path = _threshold(sample, calibration, level, method, model, resamples,
-                                        random_state)
+    quantile, _, mle, path = _threshold(sample, calibration, threshold_level, method, model,
+                                        resamples, random_state)
     if not np.isfinite(quantile):
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
-                              sample.n, method, f"whole range: no {calibration} quantile at N={sample.n:g}")
-    sides = {}
+                              sample.n, method, f"whole range: no {calibration} quantile at N={sample.n:g}",
+                              alternative=alternative)
+    sides = {"lower": None, "upper": None}  # an end not solved is the reward range's
     statuses = []
     work = mle.work
-    for side in ("lower", "upper"):
+    for side in _calibration.solved_sides(alternative):
         # The upper bound is 1 - the lower bound of 1 - u.
         sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method, model=model)
         path = path if side_path == path else "mixed"
@@ -100,9 +109,11 @@ def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2
         sides[side] = BoundResult(value=sample.to_user(value_u), beta=sol.beta, gamma=sol.gamma,
                                   kappa=sol.kappa, q=sol.q, w_ex=w_ex, mass_ex=mass,
                                   wmass_ex=wmass, error=(sample.rmax - sample.rmin) * sol.error)
-    status = _interval_status(*statuses)
-    return IntervalResult(sides["lower"].value, sides["upper"].value, level, calibration,
-                          quantile, sides["lower"], sides["upper"], sample.n, path, status, work)
+    status = _interval_status(*statuses) if len(statuses) == 2 else statuses[0]
+    low = sample.rmin if sides["lower"] is None else sides["lower"].value
+    high = sample.rmax if sides["upper"] is None else sides["upper"].value
+    return IntervalResult(low, high, level, calibration, quantile, sides["lower"], sides["upper"],
+                          sample.n, path, status, work, alternative=alternative)
 
 
 def _threshold(sample, calibration, level, method, model, resamples, random_state):

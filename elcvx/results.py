@@ -206,6 +206,10 @@ class IntervalResult(_Pair):
         The fast path's passes over the data (evaluations of an objective with its
         derivatives) and the rows they read, the MLE's included (it is computed once per
         sample); ``(0, 0)`` on the cvxpy path.
+    alternative : str
+        ``"two-sided"``, or ``"greater"`` (a lower bound: ``high`` is ``rmax`` and ``upper`` is
+        None) or ``"less"`` (an upper bound: ``low`` is ``rmin``); ``quantile`` is then the
+        threshold at ``2 confidence_level - 1``.
     """
 
     low: float
@@ -219,6 +223,7 @@ class IntervalResult(_Pair):
     method: str
     status: str
     work: tuple = field(default=(0, 0), repr=False)
+    alternative: str = "two-sided"
 
     @property
     def error(self) -> float:
@@ -287,6 +292,9 @@ class DifferenceResult(_Pair):
     quantile : float
     n : float
     method, status : str
+    alternative : str
+        ``"two-sided"``, ``"greater"`` (``high`` is the range's end, ``rmax - rmin``) or
+        ``"less"`` (``low`` is ``rmin - rmax``).
     """
 
     estimate: float
@@ -299,6 +307,7 @@ class DifferenceResult(_Pair):
     n: float
     method: str
     status: str
+    alternative: str = "two-sided"
 
 
 # ------------------------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ API_PAGES = {
     "api/programs.md": ["elcvx.programs", "elcvx.programs.empirical_likelihood",
                         "elcvx.programs.cressie_read", "elcvx.programs.learning"],
     "api/baselines.md": ["elcvx.baselines"],
+    "api/estimators.md": ["elcvx.estimators", "elcvx.estimators.finite_sample",
+                          "elcvx.estimators.el_betting"],
     "api/cressie_read.md": ["elcvx.cressie_read"],
     "api/constraints.md": ["elcvx.constraints"],
     "api/sequences.md": ["elcvx.sequences"],

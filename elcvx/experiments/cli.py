@@ -13,8 +13,8 @@ import sys
 
 from .._cli_args import positive_int
 from ..errors import ElcvxError
-from . import (calibration, constraints_study, realistic, rho_study, rho_summary, sequences_study,
-               synthetic)
+from . import (calibration, constraints_study, pessimism, realistic, rho_study, rho_summary,
+               sequences_study, synthetic)
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -62,6 +62,7 @@ def add_reproduce_parser(subparsers):
     _add_sequences(which)
     _add_rho(which)
     _add_calibration(which)
+    _add_pessimism(which)
     rep.set_defaults(func=run)
     return rep
 
@@ -384,8 +385,71 @@ def _command_line(args) -> str:
     return shlex.join(parts)
 
 
+def _float_list(text):
+    try:
+        return [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+
+
+def _add_pessimism(which):
+    pes = which.add_parser(
+        "pessimism",
+        help="finite-sample lower bounds against EL on the LS paper's tightness protocol",
+        description="The LS paper's OPE tightness protocol (softmax policies of the label, "
+                    "faulty logging on classes 0 and 1, flipped rewards; 45 configurations per "
+                    "dataset): one-sided lower bounds at delta = 0.05 from EL, el-betting, LS, IX, "
+                    "empirical Bernstein and the confidence sequences at t = N; write "
+                    "bounds.csv.gz, summary.csv, published.csv, summary.md and pessimism.png.",
+    )
+    pes.add_argument("--data-dir", required=True,
+                     help="folder of '<openml id>_<name>.csv.gz' files (e.g. ../shared/data/pessimism)")
+    pes.add_argument("--datasets", type=_id_list, default=None,
+                     help="comma-separated OpenML ids (default: 181,54,30,28,184)")
+    pes.add_argument("--seeds", type=positive_int, default=pessimism.DEFAULT_SEEDS,
+                     help="logs per (dataset, configuration) (default %(default)s)")
+    pes.add_argument("--seed", type=int, default=pessimism.DEFAULT_SEED,
+                     help="root seed (default %(default)s)")
+    pes.add_argument("--noises", type=_float_list, default=None,
+                     help="reward noises among 0,0.1,0.2 (default all)")
+    pes.add_argument("--targets", type=_float_list, default=None,
+                     help="target temperatures among 0.1,...,0.5 (default all)")
+    pes.add_argument("--logging", type=_float_list, default=None,
+                     help="logging temperatures among 0.3,0.25,0.2 (default all)")
+    pes.add_argument("--methods", type=_name_list(tuple(pessimism.METHODS), "method"),
+                     default=list(pessimism.METHODS), help="comma-separated (default all)")
+    pes.add_argument("--no-plots", action="store_true", help="do not draw the figure")
+    _add_run_options(pes, "elcvx-pessimism")
+
+
+def _run_pessimism(args) -> int:
+    parts = ["elcvx", "reproduce", "pessimism", "--data-dir", args.data_dir]
+    for flag, value in (("--datasets", args.datasets), ("--noises", args.noises),
+                        ("--targets", args.targets), ("--logging", args.logging)):
+        if value:
+            parts += [flag, ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)]
+    if list(args.methods) != list(pessimism.METHODS):
+        parts += ["--methods", ",".join(args.methods)]
+    parts += ["--seeds", str(args.seeds), "--seed", str(args.seed), "--jobs", str(args.jobs),
+              "--out", args.out]
+
+    def run_all():
+        study = pessimism.run_study(args.data_dir, datasets=args.datasets, seeds=args.seeds,
+                                    seed=args.seed, noises=args.noises, targets=args.targets,
+                                    logging=args.logging, methods=tuple(args.methods),
+                                    jobs=args.jobs, progress=not args.quiet)
+        return study, pessimism.write(study, args.out, command=shlex.join(parts),
+                                      plots=not args.no_plots)
+
+    return _execute(run_all, lambda st: f"pessimism study: {len(st.datasets)} datasets x "
+                                        f"{len(st.configs)} configurations x {st.seeds} logs in "
+                                        f"{st.wall_time:.1f} s with {st.jobs} job(s)")
+
+
 def run(args) -> int:
     """Execute ``reproduce <experiment>`` from parsed arguments; return the exit status."""
+    if getattr(args, "experiment", None) == "pessimism":
+        return _run_pessimism(args)
     if getattr(args, "experiment", None) == "realistic":
         return _run_realistic(args)
     if getattr(args, "experiment", None) == "constraints":

@@ -1,0 +1,236 @@
+r"""Finite-sample one-sided bounds on a policy's value: valid at every ``N``, not only as ``N`` grows.
+
+EL's interval (:func:`elcvx.interval`) is calibrated by the chi-square law of its statistic, a
+limit as ``N`` grows. The bounds here hold with probability at least ``confidence_level`` at
+every ``N``, for rows ``(w_n, r_n)`` such that, given the rows before it, row ``n`` has
+``E[w_n r_n] = V`` (contexts drawn afresh; the logging policy may change between rows) and, for
+those that say so, ``E[w_n] = 1``. With ``u = (r - rmin) / (rmax - rmin)`` in ``[0, 1]``,
+``delta = 1 - confidence_level`` and ``c`` the counts (``N = sum c``), the lower bounds on the
+unit scale are
+
+================  ===========================================================================  ==================
+method            lower bound ``L`` (clipped to ``[0, 1]``)                                    parameter (default)
+================  ===========================================================================  ==================
+``"ls"``          ``(exp(sum c log(1 + lam w u) / N - log(1/delta) / N) - 1) / lam``           ``lam = 1/sqrt(N)``
+``"ix"``          ``sum c pi u / (p + gamma) / N - log(1/delta) / (2 gamma N)``, ``pi = w p``  ``gamma = 1/(2 sqrt(N))``
+``"eb"``          ``m - sqrt(2 s^2 log(2/delta) / N) - 7 M log(2/delta) / (3 (N - 1))``        ``M = sqrt(N)``
+``"el-betting"``  betting on EL's dual with predictable bets (:mod:`.el_betting`)               ``shrink = 0.8``
+================  ===========================================================================  ==================
+
+* **LS**, logarithmic smoothing (Sakhi, Aouali, Alquier and Chopin, NeurIPS 2024). For ``lam >
+  0`` each factor ``(1 + lam X_n) / (1 + lam V)``, ``X = w u >= 0``, has conditional mean 1,
+  so their product is a nonnegative martingale; by Markov's inequality it stays below
+  ``1/delta`` with probability ``1 - delta``, which rearranges to ``V >= L``. No weight bound is
+  needed (a large ``X`` enters through ``log(1 + lam X)``: smoothed, not clipped). The default
+  ``lam`` is the authors' code's (``PsiBoundEstimator`` of ``otmhi/offpolicy_ls``).
+* **IX**, implicit exploration (Gabbianelli, Neu and Papini, ALT 2024; Neu 2015's lemma). With
+  the logging probability ``p`` of the logged action and ``pi = w p <= 1`` the target's,
+  ``pi u / (p + gamma) <= w u / (1 + gamma w u) <= log(1 + 2 gamma w u) / (2 gamma)`` (as ``pi u
+  <= 1``), so ``exp(2 gamma (X~_n - V))`` has conditional mean at most 1, and Markov's
+  inequality gives ``L``. Needs the logging probabilities (``logging_probs=``), which a
+  :class:`~elcvx.Sample` does not hold. ``gamma`` as in the authors' code.
+* **EB**, empirical Bernstein on clipped IPS (Maurer and Pontil 2009, Theorem 4, for i.i.d.
+  variables in ``[0, M]``): ``x = min(w, M) u`` has mean at most ``V``; ``m`` and ``s^2`` are its
+  mean and unbiased variance (``ddof = 1``; the authors' code uses ``ddof = 0``). Needs ``N >= 2``
+  and i.i.d. rows.
+* **el-betting**: EL's profile dual ``1 + beta (w - 1) + tau (w u - v)`` read as a bet, with bets
+  fixed before each row (:mod:`elcvx.estimators.el_betting`); uses ``E[w] = 1`` and the weight
+  range ``[wmin, wmax]``, and the rows' order; the tightest of these when ``wmax`` is known.
+
+:func:`upper_bound` applies the same to ``1 - u``: ``E[w (1 - u)] = 1 - V`` when ``E[w] = 1`` (for
+IX, ``E[pi (1 - u) / p]`` is ``1 - V`` directly), so ``1 - L(1 - u)`` bounds ``V`` from above.
+The choice between them, and against EL: the documentation's page "Pessimistic bounds".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _validation as iv
+from ..errors import InvalidInputError
+from ..results import _Pair
+from ..sample import check_sample
+
+__all__ = ["METHODS", "FiniteSampleBound", "lower_bound", "upper_bound"]
+
+#: The bounds by name.
+METHODS = ("ls", "ix", "eb", "el-betting")
+#: Each method's tuning parameter.
+PARAMETERS = {"ls": "lam", "ix": "gamma", "eb": "clip", "el-betting": "shrink"}
+
+
+@dataclass(frozen=True, eq=False)
+class FiniteSampleBound(_Pair):
+    """A one-sided finite-sample bound (:func:`lower_bound`, :func:`upper_bound`); unpacks as
+    ``(low, high)``.
+
+    Attributes
+    ----------
+    low, high : float
+        The bound and the reward range's other end (``high = rmax`` for a lower bound), on the
+        user's reward scale.
+    confidence_level : float
+    method : str
+        One of :data:`METHODS`.
+    parameter_name : str
+        ``"lam"`` (LS), ``"gamma"`` (IX), ``"clip"`` (EB's ``M``) or ``"shrink"`` (el-betting).
+    parameter : float
+        Its value, given or tuned.
+    estimate : float or None
+        The estimator the bound is built around, on the user's scale: the LS estimate
+        ``sum c log(1 + lam w u) / (lam N)``, the IX estimate, the clipped IPS mean (for an upper
+        bound, of ``1 - u``, reflected back); None for el-betting.
+    n : float
+    alternative : str
+        ``"greater"`` (a lower bound) or ``"less"`` (an upper bound).
+    note : str
+        Empty, or why the bound is the whole range.
+    """
+
+    low: float
+    high: float
+    confidence_level: float
+    method: str
+    parameter_name: str
+    parameter: float
+    estimate: float | None
+    n: float
+    alternative: str = "greater"
+    note: str = ""
+
+
+def lower_bound(sample, *, method: str = "ls", confidence_level: float = 0.95,
+                logging_probs=None, parameter=None) -> FiniteSampleBound:
+    r"""A lower bound on the target policy's value that holds with probability ``confidence_level``
+    at the sample's own ``N`` (formulas and conditions: :mod:`elcvx.estimators.finite_sample`).
+
+    Parameters
+    ----------
+    sample : Sample
+        Rows ``(w, r)`` with optional counts (``"el-betting"``: rows in log order, no counts).
+    method : {"ls", "ix", "eb", "el-betting"}
+    confidence_level : float
+        In (0, 1); ``delta = 1 - confidence_level`` is the probability that ``V < low``.
+    logging_probs : array_like, optional
+        The logging policy's probability of each row's logged action (``"ix"`` only, where it is
+        required): in ``(0, 1]``, with ``w * logging_probs <= 1`` (the target's probability).
+    parameter : float, optional
+        The method's tuning parameter (:data:`PARAMETERS`): LS's ``lam > 0`` (default
+        ``1/sqrt(N)``), IX's ``gamma > 0`` (``1/(2 sqrt(N))``), EB's clipping ``M > 0``
+        (``sqrt(N)``), el-betting's ``shrink`` in ``(0, 1]`` (0.8).
+
+    Returns
+    -------
+    FiniteSampleBound
+        ``low`` the bound, ``high = rmax``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from elcvx import Sample
+    >>> from elcvx.baselines import lower_bound
+    >>> s = Sample(np.tile([0.0, 2.0, 2.0, 0.5], 25), np.tile([0.0, 1.0, 0.5, 1.0], 25))
+    >>> b = lower_bound(s, method="ls")     # lam = 1/sqrt(100)
+    >>> round(b.low, 4), b.parameter_name, b.parameter
+    (0.5301, 'lam', 0.1)
+    """
+    return _bound(sample, method, confidence_level, logging_probs, parameter, "greater")
+
+
+def upper_bound(sample, *, method: str = "ls", confidence_level: float = 0.95,
+                logging_probs=None, parameter=None) -> FiniteSampleBound:
+    r"""An upper bound on the target policy's value: :func:`lower_bound` of the reflected rewards
+    ``rmin + rmax - r``, reflected back (valid as it is when ``E[w] = 1``; IX's without it).
+
+    Parameters and result as :func:`lower_bound`, with ``low = rmin`` and ``high`` the bound.
+    """
+    return _bound(sample, method, confidence_level, logging_probs, parameter, "less")
+
+
+def _bound(sample, method, confidence_level, logging_probs, parameter, alternative):
+    sample = check_sample(sample)
+    method = iv.option("method", method, METHODS)
+    level = iv.confidence_level(confidence_level)
+    delta = 1.0 - level
+    p = _logging_probs(sample, method, logging_probs)
+    u = sample.u if alternative == "greater" else 1.0 - sample.u
+    n = float(sample.n)
+    if method == "el-betting":
+        from . import el_betting
+
+        shrink = el_betting.DEFAULT_SHRINK if parameter is None else _parameter(method, parameter)
+        low_u = el_betting.lower_bound_unit(sample, u, delta, shrink=shrink)
+        return _result(sample, alternative, level, method, shrink, low_u, None)
+    value = _parameter(method, parameter) if parameter is not None else _default(method, n)
+    c = sample.c
+    if method == "ls":
+        mean = float(np.dot(c, np.log1p(value * sample.w * u))) / n
+        low_u = math.expm1(mean - math.log(1.0 / delta) / n) / value
+        return _result(sample, alternative, level, method, value, low_u, mean / value)
+    if method == "ix":
+        estimate = float(np.dot(c, sample.w * p * u / (p + value))) / n
+        low_u = estimate - math.log(1.0 / delta) / (2.0 * value * n)
+        return _result(sample, alternative, level, method, value, low_u, estimate)
+    x = np.minimum(sample.w, value) * u
+    mean = float(np.dot(c, x)) / n
+    if n < 2:
+        return _result(sample, alternative, level, method, value, 0.0, mean,
+                       f"whole range: no variance estimate with N={n:g} < 2")
+    var = float(np.dot(c, (x - mean) ** 2)) / (n - 1.0)
+    conf = math.log(2.0 / delta)
+    low_u = mean - math.sqrt(2.0 * var * conf / n) - 7.0 * value * conf / (3.0 * (n - 1.0))
+    return _result(sample, alternative, level, method, value, low_u, mean)
+
+
+def _default(method, n):
+    """The authors' code's tuning at ``N``: LS's ``1/sqrt(N)``, IX's ``1/(2 sqrt(N))``, EB's
+    clipping ``sqrt(N)``."""
+    return {"ls": 1.0 / math.sqrt(n), "ix": 0.5 / math.sqrt(n), "eb": math.sqrt(n)}[method]
+
+
+def _parameter(method, value):
+    x = iv.finite_scalar("parameter", value)
+    ok = 0.0 < x <= 1.0 if method == "el-betting" else x > 0.0
+    if not ok:
+        where = "in (0, 1]" if method == "el-betting" else "> 0"
+        raise InvalidInputError(f"parameter={value!r} ({method}'s {PARAMETERS[method]}) must be "
+                                f"{where}", field="parameter", value=value)
+    return x
+
+
+def _logging_probs(sample, method, logging_probs):
+    """IX's logging probabilities, checked: required for ``"ix"`` and refused elsewhere (where
+    they would be ignored)."""
+    if method != "ix":
+        if logging_probs is not None:
+            raise InvalidInputError(f"logging_probs is used by method='ix' only, not {method!r}",
+                                    field="logging_probs")
+        return None
+    if logging_probs is None:
+        raise InvalidInputError("method='ix' needs logging_probs=: the logging policy's "
+                                "probability of each logged action (a Sample holds only the "
+                                "weights)", field="logging_probs")
+    p, span = iv.vector_and_range("logging_probs", logging_probs, n=sample.n_rows)
+    iv.first_bad("logging_probs", p, ~((p > 0.0) & (p <= 1.0)), "is not in (0, 1]")
+    pi = sample.w * p
+    # The target's probability pi = w p is at most 1 (up to the rounding of w = pi / p).
+    iv.first_bad("logging_probs", p, pi > 1.0 + 1e-9, "times its weight exceeds 1: w * p is "
+                 "the target policy's probability", count=False)
+    return p
+
+
+def _result(sample, alternative, level, method, parameter, bound_u, estimate_u, note=""):
+    """The bound on the user's scale: ``bound_u`` is a lower bound of ``E[w u]`` (``u`` reflected
+    for ``"less"``), clipped to ``[0, 1]``."""
+    bound_u = min(max(bound_u, 0.0), 1.0)
+    if alternative == "greater":
+        low, high = sample.to_user(bound_u), sample.rmax
+        estimate = None if estimate_u is None else float(sample.rmin + (sample.rmax - sample.rmin) * estimate_u)
+    else:
+        low, high = sample.rmin, sample.to_user(1.0 - bound_u)
+        estimate = None if estimate_u is None else float(sample.rmax - (sample.rmax - sample.rmin) * estimate_u)
+    return FiniteSampleBound(float(low), float(high), level, method, PARAMETERS[method],
+                             float(parameter), estimate, float(sample.n), alternative, note)
