@@ -154,7 +154,7 @@ def evaluate_report(log, args):
         "el_depends_on_rho": est.depends_on_rho,
         "rho": {"rule": est.rho_rule, "value": est.rho},
         "log": log.path,
-        "format": log.format,
+        "input_format": log.format,
         "rows": log.n_rows,
         "skipped": getattr(log, "skipped", 0),
         "columns": dict(log.columns),
@@ -202,10 +202,10 @@ def _g(x):
 
 
 def _rows(rep):
-    if rep["format"] == "dsjson":
+    if rep["input_format"] == "dsjson":
         skipped = f", {rep['skipped']} skipped" if rep["skipped"] else ""
         return f"dsjson, {iv.plural(rep['rows'], 'event')}{skipped}"
-    return f"{rep['format']}, {iv.plural(rep['rows'], 'row')}"
+    return f"{rep['input_format']}, {iv.plural(rep['rows'], 'row')}"
 
 
 def _header(rep):
@@ -243,6 +243,15 @@ def _table(rep):
     return "\n".join(lines) + "\n"
 
 
+def _cell(v):
+    """A CSV cell, written as the JSON form writes the value (:func:`_num`): no number (None, an
+    infinite ``wmax`` or statistic) is an empty cell, as it is ``null`` in JSON."""
+    if isinstance(v, float):
+        v = _num(v)
+        return "" if v is None else repr(v)
+    return "" if v is None else v
+
+
 def _csv(header, rows):
     import csv
 
@@ -250,7 +259,7 @@ def _csv(header, rows):
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
-        writer.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row])
+        writer.writerow([_cell(v) for v in row])
     return buf.getvalue()
 
 
@@ -258,22 +267,47 @@ def render_evaluate(rep, fmt):
     if fmt == "json":
         return json.dumps(rep, indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
-        # estimate_low, estimate_high: EL's estimate over rho, where it depends on rho.
+        # estimate_low, estimate_high: EL's estimate over rho, where it depends on rho. The
+        # weight check's verdict and the notes are on every row: a CSV read without looking at
+        # stderr must not lose "the probability columns are probably wrong".
         ranged = [rep["el_value_range"] if r["method"] == "el" and rep.get("el_depends_on_rho")
                   else [None, None] for r in rep["results"]]
         return _csv(["method", "estimate", "low", "high", "n", "wmin", "wmax", "confidence_level",
-                     "estimate_low", "estimate_high"],
+                     "estimate_low", "estimate_high", "weights_plausible", "notes"],
                     [[r["method"], r["estimate"], r["low"], r["high"], rep["n"], rep["wmin"],
-                      rep["wmax"] if rep["wmax"] is not None else float("inf"),
-                      rep["confidence_level"], *rg] for r, rg in zip(rep["results"], ranged)])
+                      rep["wmax"], rep["confidence_level"], *rg,
+                      rep["weight_check"]["plausible"], " | ".join(_notes_of(r["method"], rep))]
+                     for r, rg in zip(rep["results"], ranged)])
     return _table(rep)
+
+
+def _notes_of(method, rep):
+    """The notes that concern a method's row: those that name it (``"SNIPS: ..."``, ``"IPS,
+    SNIPS: ..."``) and those that name no method (the weight check's, about the whole log)."""
+    out = []
+    for note in rep["notes"]:
+        named = [x.strip() for x in note.split(":", 1)[0].split(",")] if ":" in note else []
+        if not named or not set(named) <= set(_LABELS.values()) or _LABELS[method] in named:
+            out.append(note)
+    return out
+
+
+def notes_to_stderr(notes, fmt, stream) -> None:
+    """With ``--format csv``, the notes also go to stderr (``elcvx: note: ...``), as the table
+    prints them under the numbers and JSON holds them: a CSV piped into a file keeps them in
+    its ``notes`` column (evaluate), and the terminal shows them."""
+    if fmt == "csv":
+        for note in notes:
+            stream.write(f"elcvx: note: {note}\n")
 
 
 
 
 def grid(low, high, est, rmin, rmax, k):
-    """``k`` values around the interval (0.6 of its width on each side, within the reward range),
-    with its ends and the estimate."""
+    """``k`` sorted values around the interval (0.6 of its width on each side, within the reward
+    range), evenly spaced but for the interval's ends and the estimate, each of which takes the
+    place of the grid point nearest to it (so ``--points 5`` prints 5 rows; fewer only where
+    the marks coincide)."""
     import numpy as np
 
     width = high - low
@@ -281,8 +315,12 @@ def grid(low, high, est, rmin, rmax, k):
         a, b = rmin, rmax
     else:
         a, b = max(rmin, low - 0.6 * width), min(rmax, high + 0.6 * width)
-    v = np.linspace(a, b, max(int(k), 2))
-    return np.unique(np.concatenate([v, [low, high, est]]))
+    v = np.linspace(a, b, max(int(k), 3))
+    free = np.ones(v.size, dtype=bool)
+    for mark in sorted({float(low), float(high), float(est)}):
+        i = int(np.argmin(np.where(free, np.abs(v - mark), np.inf)))
+        v[i], free[i] = mark, False
+    return np.unique(v)
 
 
 def render_profile(log, args, est, ci, prof, level, plots=()) -> str:
@@ -297,18 +335,18 @@ def render_profile(log, args, est, ci, prof, level, plots=()) -> str:
         "estimate_range": list(est.value_range), "rho": {"rule": est.rho_rule, "value": est.rho},
         "profile": [{"v": float(a), "statistic": _num(b), "pvalue": _num(c)}
                     for a, b, c in zip(prof.v, prof.statistic, prof.pvalue)],
-        "log": log.path, "plot": plots[0] if plots else None,
+        "log": log.path, "input_format": log.format, "plot": plots[0] if plots else None,
         "weight_check": _weight_check(s, log, args.method)[1], "notes": list(log.notes),
     }
     if args.format == "json":
         return json.dumps(rep, indent=2, allow_nan=False) + "\n"
     if args.format == "csv":
         return _csv(["v", "statistic", "pvalue", "in_interval"],
-                    [[p["v"], p["statistic"] if p["statistic"] is not None else float("inf"),
-                      p["pvalue"], bool(ci.low <= p["v"] <= ci.high)] for p in rep["profile"]])
+                    [[p["v"], p["statistic"], p["pvalue"], bool(ci.low <= p["v"] <= ci.high)]
+                     for p in rep["profile"]])
     q = "inf" if rep["quantile"] is None else f"{rep['quantile']:.4g}"
     lines = [f"elcvx {__version__}: {os.path.basename(log.path)} "
-             f"({_rows({'format': log.format, 'rows': log.n_rows, 'skipped': log.skipped})}), "
+             f"({_rows({'input_format': log.format, 'rows': log.n_rows, 'skipped': log.skipped})}), "
              f"N = {_n(n)}",
              f"EL estimate {est.value:.4f}"
              + (f" (over rho: {est.value_range.low:.4f} to {est.value_range.high:.4f}; {_rho_text(est)})"

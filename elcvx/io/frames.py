@@ -107,8 +107,13 @@ def _relocate(exc: InvalidInputError, where, fields: dict, cost_range=None, rewa
             f"{described} = {-float(exc.value)!r} is outside the cost range [{cmin!r}, {cmax!r}] "
             f"({iv.plural(outside, 'such value')}) (reward = -cost){hint}",
             field=exc.field, index=exc.index, value=exc.value, reason=exc.reason)
-    return InvalidInputError(f"{described} = {exc.value!r} {exc.reason}", field=exc.field,
-                             index=exc.index, value=exc.value, reason=exc.reason)
+    reason = exc.reason
+    if exc.field == "r" and reason.startswith("is outside"):
+        # Rewards on another scale than [0, 1] (a rating, a revenue): say how to give it.
+        reason += ("; give the range rewards can take: rmin and rmax (on the command line, "
+                   "--rmin R --rmax R)")
+    return InvalidInputError(f"{described} = {exc.value!r} {reason}", field=exc.field,
+                             index=exc.index, value=exc.value, reason=reason)
 
 
 def _build_sample(*, w=None, target=None, logging=None, reward, counts, wmin, wmax, pmin, rmin,
