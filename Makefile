@@ -61,7 +61,8 @@ bench: $(STAMP)
 bench-stream: $(STAMP)
 	$(PY) benchmarks/bench_stream.py --n 1e7
 
-# 1e8 rows in Parquet under /work/scale-data (about 1 GB, written once), streamed and through Dask.
+# 1e8 rows in Parquet under ~/.cache/elcvx/scale-data (about 1 GB, written once), streamed and
+# through Dask.
 .PHONY: bench-scale
 bench-scale: $(STAMP)
 	$(PY) benchmarks/bench_scale.py
