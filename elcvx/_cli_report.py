@@ -10,16 +10,12 @@ import os
 
 from . import __version__
 from . import _validation as iv
-from ._evaluation import evaluate_all
-from .errors import InvalidInputError
+from ._evaluation import LABELS, METHODS, evaluate
+from ._evaluation import _number as _num  # a float for JSON: None for NaN and infinities
+from ._evaluation import cr_calibration as _cr
+from ._evaluation import rho_text as _rho_text
 
-#: Method names of ``evaluate``'s results, in the order they are printed.
-METHODS = ("el", "ips", "snips", "cr", "gaussian", "binomial")
-_LABELS = {"el": "EL", "ips": "IPS", "snips": "SNIPS", "cr": "CR(-2)", "gaussian": "Gaussian",
-           "binomial": "Binomial", "betting-cs": "Betting CS", "ddrm-cs": "DDRM CS"}
-# Each baseline's row: (the evaluate_all estimate, the interval), given the EL calibration.
-_BASELINE_ROWS = {"ips": ("ips", None), "snips": ("snips", None), "cr": ("cr", "cr-{cal}"),
-                  "gaussian": (None, "gaussian"), "binomial": (None, "binomial")}
+_LABELS = {**LABELS, "betting-cs": "Betting CS", "ddrm-cs": "DDRM CS"}
 
 
 class UsageError(Exception):
@@ -30,24 +26,9 @@ class CannotWrite(Exception):
     """An output file could not be written (one line, exit status 1)."""
 
 
-def _num(x):
-    """A float for JSON: None for NaN and infinities."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _cr(calibration):
-    """CR(-2)'s calibration: its closed form has no bootstrap, so chi2 stands in for it."""
-    return calibration if calibration in iv.CALIBRATIONS else "chi2"
-
-
-
 def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method="auto", rho=None):
-    """EL and the baselines on a sample, as ``elcvx evaluate`` reports them.
-
-    ``rho``: the extra atom's reward in EL's estimate (:func:`elcvx.estimate`).
+    """EL and the baselines on a sample, as ``elcvx evaluate`` reports them: the tuple form of
+    :func:`elcvx.evaluate` (which returns an :class:`~elcvx.results.EvaluationResult`).
 
     Returns
     -------
@@ -56,87 +37,35 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
         method has no such number (IPS and SNIPS have no interval, Gaussian and Binomial no
         estimate of their own).
     notes : list of str
-        Degenerate cases the numbers depend on, and a baseline that cannot be computed on this
-        sample (its numbers are then None; EL's are always there).
+        The evaluation's notes (:attr:`~elcvx.results.EvaluationResult.notes`).
     ci : IntervalResult
         The EL interval itself (its ``quantile`` is the one the report prints).
     """
-    level = iv.confidence_level(confidence_level)
-    calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
-    el = evaluate_all(sample, ("el",), (f"el-{calibration}",), confidence_level=level, rho=rho,
-                      method=method)
-    est, ci = el.results["el"], el.results[f"el-{calibration}"]
-    results = [{"method": "el", "estimate": _num(est.value), "low": _num(ci.low),
-                "high": _num(ci.high)}]
-    notes = []
-    if est.depends_on_rho:
-        lo, hi = est.value_range
-        notes.append(f"EL: the estimate depends on the reward rho of an unobserved extreme weight: "
-                     f"{lo:.4g} to {hi:.4g} over rho in [{sample.rmin:g}, {sample.rmax:g}]; shown at "
-                     f"{_rho_text(est)}")
-    if not hasattr(sample, "w"):  # a log scanned in chunks: EL only
-        results += [dict(method=name, estimate=None, low=None, high=None) for name in _BASELINE_ROWS]
-        notes.append(", ".join(_LABELS[name] for name in _BASELINE_ROWS) + ": not computed on a "
-                     "log kept in chunks (they need its rows in memory: --engine memory, or a log "
-                     "that compresses)")
-        return results, notes, ci
-    rows = {m: (e, i and i.format(cal=_cr(calibration))) for m, (e, i) in _BASELINE_ROWS.items()}
-    # A baseline's failure must not hide EL's answer: its row is empty and a note says why.
-    base = evaluate_all(sample, [e for e, _ in rows.values() if e], [i for _, i in rows.values() if i],
-                        confidence_level=level, catch=(ArithmeticError, InvalidInputError))
-    for name, (e, i) in rows.items():
-        numbers = [base.estimates.get(e), *base.intervals.get(i, (None, None))]
-        error = base.errors.get(e) or base.errors.get(i)
-        if error is None and not all(x is None or math.isfinite(x) for x in numbers):
-            error = "ArithmeticError: a result is not a finite number"
-        note = base.notes.get(e) or base.notes.get(i, "")
-        if error is not None:
-            numbers = [None] * 3
-            note = f"cannot be computed with weights up to {float(sample.w.max()):.4g} ({error})"
-        results.append(dict(zip(("method", "estimate", "low", "high"), [name, *map(_num, numbers)])))
-        if note:
-            notes.append(f"{_LABELS[name]}: {note}")
-    return results, notes, ci
+    ev = evaluate(sample, confidence_level=confidence_level, calibration=calibration,
+                  method=method, rho=rho)
+    return [r._asdict() for r in ev.results], list(ev.notes), ev.interval
 
 
-def _rho_text(est):
-    """``rho = 0.5 (midpoint)``: the extra atom's reward and the rule that chose it."""
-    return f"rho = {est.rho:.4g}" + ("" if est.rho_rule == "number" else f" ({est.rho_rule})")
-
-
-def _weight_check(s, log, method):
-    """The JSON form of ``s.weight_check()`` and its note, unless the log's notes have it (the
-    readers of elcvx.io add it; the demo's log is built without them)."""
-    from .io.frames import _weights_note
-
-    chk = s.weight_check(method=method)
-    field = {"mean": _num(chk.mean), "se": _num(chk.se), "statistic": _num(chk.statistic),
-             "pvalue": _num(chk.pvalue), "plausible": chk.plausible,
-             "depends_on_unobserved": chk.depends_on_unobserved,
-             "unobserved_wmass": _num(chk.unobserved_wmass)}
-    note = _weights_note(chk, log.columns.get("w", "w"))
-    return chk, field, [note] if note and note not in log.notes else []
+def _weight_check_field(chk):
+    """The JSON form of a :class:`~elcvx.sample.WeightCheck`."""
+    return {"mean": _num(chk.mean), "se": _num(chk.se), "statistic": _num(chk.statistic),
+            "pvalue": _num(chk.pvalue), "plausible": chk.plausible,
+            "depends_on_unobserved": chk.depends_on_unobserved,
+            "unobserved_wmass": _num(chk.unobserved_wmass)}
 
 
 def evaluate_report(log, args):
     """The evaluate report as a dict (the JSON form) plus what the table shows besides."""
-    from .estimate import estimate
-
     s = log.sample
-    results, notes, ci = evaluate_sample(s, confidence_level=args.confidence_level,
-                                         calibration=args.calibration, method=args.method,
-                                         rho=args.rho)
     if args.sequence and not hasattr(s, "w"):
         raise UsageError("--sequence needs the log's rows in memory, in order: --engine memory")
+    ev = evaluate(log, confidence_level=args.confidence_level, calibration=args.calibration,
+                  method=args.method, rho=args.rho)
+    results, notes = [r._asdict() for r in ev.results], list(ev.notes)
     if args.sequence:
         rows, seq_notes = _sequence_rows(s, args.confidence_level)
         results, notes = results + rows, notes + seq_notes
-    chk, weight_check, weight_notes = _weight_check(s, log, args.method)
-    notes = weight_notes + notes
-    if math.isinf(s.wmax) and not chk.depends_on_unobserved:
-        notes.append("wmax = inf (give --wmax or --pmin for tighter intervals)")
-    est = estimate(s, method=args.method, rho=args.rho)  # the MLE is cached: no new solve
-    value_range = est.value_range
+    est, chk = ev.estimate, ev.weight_check
     n = int(s.n) if float(s.n).is_integer() else s.n
     return {
         "n": n,
@@ -145,12 +74,12 @@ def evaluate_report(log, args):
         "confidence_level": float(args.confidence_level),
         "results": results,
         "calibration": args.calibration,
-        "quantile": _num(ci.quantile),
+        "quantile": _num(ev.quantile),
         "rmin": s.rmin,
         "rmax": s.rmax,
         "w_observed": list(_w_observed(s)),
-        "weight_check": weight_check,
-        "el_value_range": [_num(value_range.low), _num(value_range.high)],
+        "weight_check": _weight_check_field(chk),
+        "el_value_range": [_num(est.value_range.low), _num(est.value_range.high)],
         "el_depends_on_rho": est.depends_on_rho,
         "rho": {"rule": est.rho_rule, "value": est.rho},
         "log": log.path,
@@ -158,7 +87,7 @@ def evaluate_report(log, args):
         "rows": log.n_rows,
         "skipped": getattr(log, "skipped", 0),
         "columns": dict(log.columns),
-        "notes": list(log.notes) + notes,
+        "notes": notes,
     }
 
 
@@ -326,6 +255,8 @@ def grid(low, high, est, rmin, rmax, k):
 def render_profile(log, args, est, ci, prof, level, plots=()) -> str:
     """``elcvx profile``'s output in ``args.format``: the estimate, the interval and the profile
     statistic on the grid of ``prof``; ``plots``: the files drawn."""
+    from .sample import weight_check_of
+
     s = log.sample
     n = int(s.n) if float(s.n).is_integer() else s.n
     rep = {
@@ -336,7 +267,8 @@ def render_profile(log, args, est, ci, prof, level, plots=()) -> str:
         "profile": [{"v": float(a), "statistic": _num(b), "pvalue": _num(c)}
                     for a, b, c in zip(prof.v, prof.statistic, prof.pvalue)],
         "log": log.path, "input_format": log.format, "plot": plots[0] if plots else None,
-        "weight_check": _weight_check(s, log, args.method)[1], "notes": list(log.notes),
+        "weight_check": _weight_check_field(weight_check_of(s, args.method)),
+        "notes": list(log.notes),
     }
     if args.format == "json":
         return json.dumps(rep, indent=2, allow_nan=False) + "\n"

@@ -17,6 +17,7 @@ much narrower when the policies agree on most examples.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,10 @@ from .constraints import MomentConstraint
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, DifferenceResult
 from .sample import check_sample
+
+if TYPE_CHECKING:  # (annotations only)
+    from .io import Log
+    from .sample import Sample
 
 
 def _check_pair(a, b):
@@ -64,8 +69,9 @@ def _model(a, b):
     return [constraint], atoms, value
 
 
-def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
-               calibration: str = "chi2", rho=None, method: str = "auto") -> DifferenceResult:
+def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_level: float = 0.95,
+               calibration: str = "chi2", rho: float | str | None = None,
+               method: str = "auto") -> DifferenceResult:
     r"""The EL estimate and confidence interval of ``V(pi_a) - V(pi_b)`` from one log.
 
     ``sample_a`` and ``sample_b`` hold the two policies' importance weights on the same rows,

@@ -31,11 +31,17 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _validation as iv
 from .errors import InvalidInputError
+
+if TYPE_CHECKING:  # (annotations of reward_model only)
+    from numpy.typing import ArrayLike
+
+    from .sample import Sample
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -216,8 +222,9 @@ def model(sample, constraints=None, atoms=None):
 # ---------------------------------------------------------------------------------------------
 # Constraints a user would expect, each with its atoms
 # ---------------------------------------------------------------------------------------------
-def reward_model(sample, predicted, expected=None, *, actions=None, target_probs=None,
-                 deterministic=False, name="reward model"):
+def reward_model(sample: Sample, predicted: ArrayLike, expected: ArrayLike | None = None, *,
+                 actions: ArrayLike | None = None, target_probs: ArrayLike | None = None,
+                 deterministic: bool = False, name: str = "reward model") -> MomentConstraint:
     r"""The doubly robust control variate of a reward model ``r_hat`` (EL with a reward predictor).
 
     ``g_n = w_n r_hat(x_n, a_n) - sum_a pi(a|x_n) r_hat(x_n, a)`` has expectation 0 under the

@@ -34,8 +34,10 @@ KATEX = ROOT / "docs" / "assets" / "katex"
 # full path). The first page, docs/api.md, is the reference's landing page.
 API_PAGES = {
     "api.md": ["elcvx", "elcvx.Sample", "elcvx.estimate.estimate", "elcvx.interval.interval",
-               "elcvx.interval.profile", "elcvx._difference.difference", "elcvx.results",
-               "elcvx.errors"],
+               "elcvx.interval.profile", "elcvx._difference.difference",
+               "elcvx._evaluation.evaluate", "elcvx.errors"],
+    "api/results.md": ["elcvx.results", "elcvx.results.EvaluationResult",
+                       "elcvx.results.EstimateResult.confidence_interval"],
     "api/programs.md": ["elcvx.programs", "elcvx.programs.empirical_likelihood",
                         "elcvx.programs.cressie_read", "elcvx.programs.learning"],
     "api/baselines.md": ["elcvx.baselines"],

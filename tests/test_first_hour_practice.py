@@ -155,3 +155,252 @@ def test_reward_model_matrix_errors():
         constraints.reward_model(s, mu[:, 0], mu[:, 0], actions=a)
     with pytest.raises(InvalidInputError, match="expected is missing"):
         constraints.reward_model(s, mu[:, 0])
+
+
+# ------------------------------------------------------------------------------------------------
+# 5. Results for notebooks: conversions, scipy's confidence_interval, typing, logs as input
+# ------------------------------------------------------------------------------------------------
+def _sample():
+    from elcvx.datasets import example_log
+
+    return example_log()
+
+
+def test_results_to_dict_are_plain_data():
+    import json
+
+    import numpy as np
+
+    import elcvx
+
+    s = _sample()
+    est, ci = elcvx.estimate(s), elcvx.interval(s)
+    prof = elcvx.profile(s, [0.3, 0.5, 0.7])
+    for result in (est, ci, prof, elcvx.evaluate(s), elcvx.difference(s, s)):
+        d = result.to_dict()
+        assert json.loads(json.dumps(d)) == d  # plain data: it goes to JSON and back unchanged
+    d = est.to_dict()
+    assert d["value"] == est.value and d["n"] == 300 and d["rho_rule"] == est.rho_rule
+    assert d["value_range"] == {"low": est.value_range.low, "high": est.value_range.high}
+    assert "q" not in d and "_inputs" not in d  # per-row arrays and private inputs are not reported
+    d = ci.to_dict()
+    assert (d["low"], d["high"]) == (ci.low, ci.high) and d["lower"]["value"] == ci.low
+    assert prof.to_dict()["statistic"] == prof.statistic.tolist()
+    assert np.isfinite(prof.statistic).all()
+
+
+def test_results_to_frame():
+    import numpy as np
+    import pytest
+
+    import elcvx
+
+    pytest.importorskip("pandas")
+    s = _sample()
+    v = np.linspace(0.3, 0.8, 6)
+    prof = elcvx.profile(s, v)
+    frame = prof.to_frame()  # the profile as columns, one row per value
+    assert list(frame.columns) == ["v", "statistic", "pvalue", "beta", "tau"] and len(frame) == 6
+    for c in frame.columns:
+        assert np.array_equal(frame[c].to_numpy(), getattr(prof, c), equal_nan=True)
+    assert frame.attrs == {"calibration": "chi2", "n": 300, "method": prof.method}
+    ev = elcvx.evaluate(s)
+    frame = ev.to_frame()  # one row per method, as `elcvx evaluate` prints them
+    assert frame["method"].tolist() == ["el", "ips", "snips", "cr", "gaussian", "binomial"]
+    el = frame.set_index("method").loc["el"]
+    low, high = elcvx.interval(s)
+    assert (el["estimate"], el["low"], el["high"]) == (elcvx.estimate(s).value, low, high)
+    assert np.isnan(frame.set_index("method").loc["ips", "low"])  # IPS has no interval
+    one = elcvx.estimate(s).to_frame()
+    assert len(one) == 1 and one.loc[0, "value"] == elcvx.estimate(s).value
+    assert {"value_range_low", "value_range_high", "rho", "beta"} <= set(one.columns)
+
+
+def test_html_and_a_clear_error_without_pandas(tmp_path):
+    import subprocess
+
+    # In a fresh interpreter where pandas cannot be imported: the HTML a notebook shows needs
+    # no pandas, and to_frame() says which extra to install.
+    code = """
+import sys
+sys.modules["pandas"] = None
+import elcvx
+from elcvx.datasets import example_log
+from elcvx.errors import MissingDependencyError
+ev = elcvx.evaluate(example_log())
+html = ev._repr_html_()
+assert "<table>" in html and "0.629737" in html and "binomial" in html, html
+assert "0.629737" in elcvx.estimate(example_log())._repr_html_()
+try:
+    ev.to_frame()
+except MissingDependencyError as exc:
+    print(exc)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("to_frame() needs pandas, which is not installed: "
+                                  "pip install 'elcvx[io]'")
+
+
+def test_html_shows_the_notes_and_escapes():
+    import elcvx
+
+    s = elcvx.Sample([0.0, 4.0, 0.0, 0.5], [0.0, 1.0, 0.5, 1.0])  # wmax = inf: notes
+    html = elcvx.evaluate(s)._repr_html_()
+    assert "<li>wmax = inf (give --wmax or --pmin for tighter intervals)</li>" in html or \
+        "with wmax = inf" in html
+    assert "<li>" in html and "<script" not in html
+    from elcvx._convert import html_table
+
+    assert "&lt;b&gt;" in html_table("t", {"x": "<b>"})
+
+
+def test_estimate_confidence_interval_is_the_interval():
+    import numpy as np
+
+    import elcvx
+    from elcvx import constraints
+
+    s = _sample()
+    for level in (0.9, 0.95, 0.99):
+        got = elcvx.estimate(s).confidence_interval(level)
+        want = elcvx.interval(s, confidence_level=level)
+        assert (got.low, got.high, got.confidence_level) == (want.low, want.high, level)
+    # with the estimate's constraints and method
+    c = constraints.MomentConstraint(s.w * 0.5 - 0.5, 0.0, atom_range=(-0.5, 7.5))
+    got = elcvx.estimate(s, constraints=[c], method="fast").confidence_interval(0.9)
+    want = elcvx.interval(s, constraints=[c], method="fast", confidence_level=0.9)
+    assert (got.low, got.high) == (want.low, want.high)
+    f = elcvx.estimate(s).confidence_interval(calibration="f")
+    assert f.calibration == "f" and np.isclose(f.quantile, elcvx.interval(s, calibration="f").quantile)
+
+
+def test_sample_n_is_an_int_without_counts():
+    from elcvx import Sample
+
+    s = Sample([0.0, 2.0, 2.0], [1.0, 0.0, 0.5], wmax=4)
+    assert type(s.n) is int and s.n == 3
+    c = s.compress()
+    assert type(c.n) is float and c.n == 3.0
+    assert type(Sample([1.0, 1.0], [0.0, 1.0], counts=[0.5, 2.0], wmax=4).n) is float
+    import elcvx
+
+    assert type(elcvx.estimate(s).n) is int  # and the results report it as it is
+
+
+def test_every_function_takes_a_log_from_read_log():
+    import pytest
+
+    pytest.importorskip("pandas")
+    import elcvx
+    from elcvx import io
+    from elcvx.datasets import EXAMPLE_PMIN, example_log_path
+
+    log = io.read_log(example_log_path(), pmin=EXAMPLE_PMIN)
+    s = log.sample
+    assert elcvx.estimate(log).value == elcvx.estimate(s).value
+    assert tuple(elcvx.interval(log)) == tuple(elcvx.interval(s))
+    assert elcvx.profile(log, [0.5]).statistic.tolist() == elcvx.profile(s, [0.5]).statistic.tolist()
+    assert elcvx.difference(log, log).estimate == 0.0
+    assert elcvx.evaluate(log).results == elcvx.evaluate(s).results
+    with pytest.raises(elcvx.InvalidInputError, match="or a log read by elcvx.io, got str"):
+        elcvx.estimate("log.csv")
+
+
+def test_from_dataframe_names_its_keywords():
+    import inspect
+
+    import pytest
+
+    from elcvx import Sample, io
+
+    assert Sample.from_dataframe is io.sample_from_dataframe  # one function, two names
+    params = inspect.signature(Sample.from_dataframe).parameters
+    assert list(params) == ["df", "weight", "target_prob", "logging_prob", "reward", "cost",
+                            "count", "wmin", "wmax", "pmin", "rmin", "rmax", "cmin", "cmax"]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(params.values())[1:])
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"p_target": [1.0, 0.0], "p_log": [0.5, 0.25], "click": [1, 0]})
+    s = Sample.from_dataframe(df, target_prob="p_target", logging_prob="p_log", reward="click",
+                              pmin=0.25)
+    assert s.w.tolist() == [2.0, 0.0] and s.wmax == 4.0 and s.r.tolist() == [1.0, 0.0]
+
+
+# The public API whose every parameter and return value is annotated (py.typed promises it).
+TYPED = {
+    "elcvx": ["estimate", "interval", "profile", "difference", "evaluate"],
+    "elcvx.io": ["read_log", "read_dsjson", "read_table", "sample_from_dataframe", "detect_format"],
+    "elcvx.constraints": ["reward_model"],
+}
+TYPED_METHODS = ["Sample.__init__", "Sample.from_probs", "Sample.from_dataframe",  # (io's)
+                 "Sample.with_rewards", "Sample.compress", "Sample.weight_check",
+                 "EstimateResult.confidence_interval", "EstimateResult.to_dict",
+                 "EstimateResult.to_frame"]
+
+
+def _annotation_namespace(module):
+    """The module's names plus those its ``if TYPE_CHECKING:`` block imports."""
+    import collections.abc
+    import os
+
+    import numpy.typing
+
+    import elcvx
+    from elcvx.constraints import MomentConstraint
+    from elcvx.io import Log, LogScan
+
+    return {**vars(module), "ArrayLike": numpy.typing.ArrayLike, "Sequence": collections.abc.Sequence,
+            "Callable": collections.abc.Callable, "os": os, "Log": Log, "LogScan": LogScan,
+            "MomentConstraint": MomentConstraint, "Sample": elcvx.Sample,
+            "pandas": __import__("pandas") if importlib.util.find_spec("pandas") else None}
+
+
+def test_public_api_is_annotated():
+    import importlib
+    import inspect
+    import typing
+
+    import elcvx
+
+    targets = [(getattr(importlib.import_module(m), n), m) for m, names in TYPED.items()
+               for n in names]
+    for qual in TYPED_METHODS:
+        cls, attr = qual.split(".")
+        targets.append((getattr(getattr(elcvx, cls), attr), "elcvx"))
+    assert (ROOT / "elcvx" / "py.typed").exists()
+    assert '"py.typed"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    for fn, _ in targets:
+        fn = getattr(fn, "__func__", fn)
+        sig = inspect.signature(fn)
+        missing = [p for p in sig.parameters if p not in ("self", "cls")
+                   and sig.parameters[p].annotation is inspect.Parameter.empty]
+        assert not missing, f"{fn.__qualname__}: {missing} not annotated"
+        assert sig.return_annotation is not inspect.Signature.empty or fn.__name__ == "__init__", \
+            fn.__qualname__
+        # and every annotation names something that exists
+        typing.get_type_hints(fn, globalns=_annotation_namespace(sys.modules[fn.__module__]))
+
+
+def test_a_users_script_type_checks(tmp_path):
+    # mypy (the `typing` extra: `make test-types`) reads elcvx's hints because of py.typed, and
+    # catches a wrong argument type in a user's script.
+    import os
+    import subprocess
+
+    import pytest
+
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[typing]'; "
+                        "make test-types)")
+    script = tmp_path / "user.py"
+    script.write_text("import elcvx\n"
+                      "s = elcvx.Sample([0.0, 2.0], [1.0, 0.0], wmax=4)\n"
+                      "low, high = elcvx.estimate(s).confidence_interval(0.9)\n"
+                      "x: float = elcvx.interval(s).low\n"
+                      "elcvx.estimate(s, method=3)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent",
+                          "--cache-dir", str(tmp_path / "cache"), str(script)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    lines = [ln for ln in out.stdout.splitlines() if ": error:" in ln]
+    assert len(lines) == 1 and 'Argument "method" to "estimate"' in lines[0], out.stdout
