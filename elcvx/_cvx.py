@@ -51,6 +51,7 @@ collapses mid-way); shorter steps rescue most cases, the primal and the profile 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -127,6 +128,24 @@ def certify_mle(beta, sample):
     return sol.beta, sol.loglik, sol.q, sol.status
 
 
+def _shows_progress(label):
+    """On a terminal, ``label ... 12 s`` on stderr while the decorated solve runs over a few
+    seconds (:func:`elcvx.io.progress.stage`); ``label`` may be a function of the arguments."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            from .io.progress import stage
+
+            with stage(label(*args, **kwargs) if callable(label) else label):
+                return fn(*args, **kwargs)
+
+        return run
+
+    return wrap
+
+
+@_shows_progress("elcvx: cvxpy path: the MLE")
 def mle(sample) -> MLESolution:
     """``beta*``, ``l*_mle`` and ``q`` from :func:`~elcvx.programs.mle_primal` (``beta*`` is the
     multiplier of ``E_Q[w] = 1``), falling back to :func:`~elcvx.programs.mle_dual`; the point is
@@ -217,6 +236,7 @@ def _profile_gap(program, sample, sol):
     return sol
 
 
+@_shows_progress(lambda sample, v: f"elcvx: cvxpy path: the profile at {np.size(v)} values")
 def profile(sample, v) -> ProfileSolution:
     """``l_v`` (and the dual ``beta``, ``tau``) for each ``v`` in a 1-d array, unit scale.
 
@@ -304,6 +324,7 @@ def certify_lower_bound(beta, gamma, phi, sample, side="lower"):
     return sol.value, sol.beta, sol.gamma, sol.kappa, sol.q
 
 
+@_shows_progress(lambda sample, side="lower", **_: f"elcvx: cvxpy path: the {side} bound")
 def lower_bound(sample, *, loglik, quantile, side="lower") -> BoundSolution:
     """The lower end ``v_lb`` of the interval on the unit scale (of ``1 - u`` for ``side="upper"``).
 

@@ -404,3 +404,94 @@ def test_a_users_script_type_checks(tmp_path):
                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     lines = [ln for ln in out.stdout.splitlines() if ": error:" in ln]
     assert len(lines) == 1 and 'Argument "method" to "estimate"' in lines[0], out.stdout
+
+
+# ------------------------------------------------------------------------------------------------
+# 8. Long work shows progress on a terminal: the bootstrap's resamples, the cvxpy path's solves
+# ------------------------------------------------------------------------------------------------
+def test_bootstrap_draws_its_progress(capsys, monkeypatch):
+    import numpy as np
+
+    from elcvx import _bootstrap
+    from elcvx.io import progress
+
+    s = _sample()
+    monkeypatch.setattr(progress, "SLOW_SECONDS", 0.0)  # as if the resamples took long
+    t, _, _ = _bootstrap.statistics(s, 999, np.random.default_rng(0), progress=True)
+    err = capsys.readouterr().err
+    assert "\rbootstrap calibration [" in err and "100% 999/999 resamples" in err
+    assert err.endswith("\r\033[K")  # the bar is erased: the terminal is left as it was
+    # Not on a terminal (here stderr is captured), nothing; and the statistics are the same.
+    t2, _, _ = _bootstrap.statistics(s, 999, np.random.default_rng(0))
+    assert capsys.readouterr().err == "" and np.array_equal(t, t2)
+
+
+def test_bootstrap_is_silent_while_short(capsys):
+    import numpy as np
+
+    from elcvx import _bootstrap
+
+    # progress=True, but the 999 resamples of 300 rows end long before SLOW_SECONDS (3 s).
+    _bootstrap.statistics(_sample(), 999, np.random.default_rng(0), progress=True)
+    assert capsys.readouterr().err == ""
+
+
+class _Terminal:
+    """A stream that says it is a terminal and signals its first write."""
+
+    def __init__(self):
+        import threading
+
+        self.text, self.written = "", threading.Event()
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.text += text
+        self.written.set()
+
+    def flush(self):
+        pass
+
+
+def test_stage_draws_while_the_work_runs_and_erases_itself():
+    from elcvx.io.progress import stage
+
+    term = _Terminal()
+    with stage("elcvx: cvxpy path: the MLE", stream=term, delay=0.0):
+        assert term.written.wait(timeout=60)  # the line appears while the block runs
+        with stage("inner", stream=term, delay=0.0):  # a stage inside another draws nothing
+            pass
+    assert term.text.startswith("\relcvx: cvxpy path: the MLE ... ") and "inner" not in term.text
+    assert term.text.endswith("\r\033[K")
+    quiet = _Terminal()
+    with stage("short", stream=quiet):  # ends before SLOW_SECONDS: nothing drawn
+        pass
+    assert quiet.text == ""
+    off = _Terminal()
+    with stage("not a terminal", stream=off, enabled=False, delay=0.0):
+        pass
+    assert off.text == ""
+
+
+def test_cvxpy_path_solves_are_staged(monkeypatch):
+    import contextlib
+
+    import elcvx
+    from elcvx.io import progress
+
+    labels = []
+
+    @contextlib.contextmanager
+    def record(label, **kwargs):
+        labels.append(label)
+        yield
+
+    monkeypatch.setattr(progress, "stage", record)
+    s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
+    elcvx.interval(s, method="cvxpy")
+    elcvx.profile(s, [0.3, 0.5], method="cvxpy")
+    assert labels == ["elcvx: cvxpy path: the MLE", "elcvx: cvxpy path: the lower bound",
+                      "elcvx: cvxpy path: the upper bound",
+                      "elcvx: cvxpy path: the profile at 2 values"]
