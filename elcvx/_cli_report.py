@@ -10,7 +10,7 @@ import os
 
 from . import __version__
 from . import _validation as iv
-from ._evaluation import LABELS, METHODS, evaluate
+from ._evaluation import LABELS, METHODS, evaluate  # noqa: F401  (METHODS: elcvx.cli's)
 from ._evaluation import _number as _num  # a float for JSON: None for NaN and infinities
 from ._evaluation import cr_calibration as _cr
 from ._evaluation import rho_text as _rho_text
