@@ -2,48 +2,84 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# The stamp is rebuilt whenever pyproject.toml changes, so the venv follows the dependencies.
+# What is installed into .venv, one stamp per set of extras, each rebuilt whenever pyproject.toml
+# changes (so the venv follows the dependencies): .installed is elcvx alone (`make demo`),
+# .installed-test what the default tests need (`make test`), .installed-X that plus extra X.
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-fuzz bench docs reproduce-synthetic reproduce-realistic clean
+.PHONY: demo test test-slow test-fuzz test-all test-spark test-dask test-vw test-docs test-types \
+	test-notebook bench docs reproduce-synthetic reproduce-realistic clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-%: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test,$*]'
+	touch $@
 
 demo: $(STAMP)
 	$(PY) -m elcvx demo
 
-test: $(STAMP)
+test: $(VENV)/.installed-test
 	$(PY) -m pytest -q -m "not slow"
 
-test-slow: $(STAMP)
+test-slow: $(VENV)/.installed-dev
 	$(PY) -m pytest -q -m slow
 
-test-fuzz: $(STAMP)
+test-fuzz: $(VENV)/.installed-test
 	$(PY) -m pytest -q -m slow tests/test_fuzz.py -s
 
-docs: $(STAMP)
+# Every test but the slow ones, with every extra installed (nothing skipped for a missing package).
+test-all: $(VENV)/.installed-dev
+	$(PY) -m pytest -q -m "not slow"
+
+# The heavy stacks, each with the tests that need it.
+test-spark: $(VENV)/.installed-spark
+	$(PY) -m pytest -q -m "not slow" tests/test_spark.py
+
+test-dask: $(VENV)/.installed-dask
+	$(PY) -m pytest -q -m "not slow" tests/test_dask.py "tests/test_docs.py::test_page[docs/out-of-core.md]"
+
+test-vw: $(VENV)/.installed-vw
+	$(PY) -m pytest -q -m "not slow" tests/test_learning.py tests/test_realistic.py \
+	  tests/test_rho_study.py tests/test_learn_example.py
+
+test-docs: $(VENV)/.installed-docs
+	$(PY) -m pytest -q -m "not slow" tests/test_docs.py tests/test_docs_site.py
+
+test-types: $(VENV)/.installed-typing
+	$(PY) -m pytest -q tests/test_first_hour_practice.py -k type_checks
+
+test-notebook: $(VENV)/.installed-notebook
+	$(PY) -m pytest -q tests/test_examples.py -k notebook
+
+docs: $(VENV)/.installed-docs
 	$(PY) -m mkdocs build --strict
 
-reproduce-synthetic: $(STAMP)
+reproduce-synthetic: $(VENV)/.installed-plot
 	$(PY) -m elcvx reproduce synthetic --out docs/synthetic
 
 .PHONY: reproduce-calibration
 # The committed run: all 10,000 draws only where chi2 undercovers (the bootstrap's cost).
-reproduce-calibration: $(STAMP)
+reproduce-calibration: $(VENV)/.installed-plot
 	$(PY) -m elcvx reproduce calibration --replicates 10000 --replicates-at 10=300 20=300 50=300 \
 	  100=300 200=300 500=300 1000=300 2000=300 5000=300 10000=300 20000=300 50000=1000 \
 	  200000=1000 1000000=1000 --jobs 2 --out docs/synthetic
 
 .PHONY: reproduce-constraints
-reproduce-constraints: $(STAMP)
+reproduce-constraints: $(VENV)/.installed-plot
 	$(PY) -m elcvx reproduce constraints --out docs/constraints
 
 .PHONY: reproduce-sequences
-reproduce-sequences: $(STAMP)
+reproduce-sequences: $(VENV)/.installed-plot
 	$(PY) -m elcvx reproduce sequences --out docs/sequences
 
 .PHONY: reproduce-pessimism
@@ -55,7 +91,7 @@ reproduce-pessimism: $(STAMP)
 # against the manifest without the network), else data/openml, downloaded from openml.org.
 DATA_DIR ?= $(if $(wildcard ../shared/data/openml/*.csv.gz),../shared/data/openml,data/openml)
 
-reproduce-realistic: $(STAMP)
+reproduce-realistic: $(VENV)/.installed-dev
 	$(PY) -m elcvx datasets fetch --dir $(DATA_DIR)
 	$(PY) -m elcvx reproduce realistic --data-dir $(DATA_DIR) --tables ope,ci --jobs 1 --out docs/realistic
 
@@ -63,12 +99,13 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
 
 .PHONY: bench-stream
-bench-stream: $(STAMP)
+bench-stream: $(VENV)/.installed-io
 	$(PY) benchmarks/bench_stream.py --n 1e7
 
-# 1e8 rows in Parquet under /work/scale-data (about 1 GB, written once), streamed and through Dask.
+# 1e8 rows in Parquet under ~/.cache/elcvx/scale-data (about 1 GB, written once), streamed and
+# through Dask.
 .PHONY: bench-scale
-bench-scale: $(STAMP)
+bench-scale: $(VENV)/.installed-dask
 	$(PY) benchmarks/bench_scale.py
 
 .PHONY: bench-cvxpy

@@ -324,11 +324,19 @@ def notes(results):
     return out
 
 
+def default_data_dir() -> str:
+    """Where the logs are written by default: a cache folder of the user's (about 1 GB, reused by
+    the next run), never a fixed absolute path that another machine may not have or let us write."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "elcvx", "scale-data")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000_000, help="N (default 1e8)")
-    parser.add_argument("--data", default="/work/scale-data",
-                        help="the folder of the generated logs (default /work/scale-data)")
+    parser.add_argument("--data", default=default_data_dir(),
+                        help="the folder of the generated logs, kept for the next run (default "
+                        "$XDG_CACHE_HOME/elcvx/scale-data, i.e. ~/.cache/elcvx/scale-data)")
     parser.add_argument("--files", type=int, default=10, help="Parquet files per log (default 10)")
     parser.add_argument("--only", nargs="+", choices=PARTS, default=PARTS,
                         help="parts to run (default all; 'write' only writes the logs)")

@@ -7,6 +7,7 @@ also has a fast numpy path; ``method=`` chooses.
 """
 
 from ._difference import difference
+from ._evaluation import evaluate
 from .errors import ElcvxError, InvalidInputError, SolverError
 from .estimate import estimate
 from .interval import interval, profile
@@ -15,7 +16,9 @@ from .results import (
     ConfidenceInterval,
     DifferenceResult,
     EstimateResult,
+    EvaluationResult,
     IntervalResult,
+    MethodResult,
     ProfileResult,
 )
 from .sample import Sample
@@ -67,12 +70,15 @@ __all__ = [
     "interval",
     "profile",
     "difference",
+    "evaluate",
     "ConfidenceInterval",
     "EstimateResult",
     "IntervalResult",
     "BoundResult",
     "ProfileResult",
     "DifferenceResult",
+    "EvaluationResult",
+    "MethodResult",
     "ElcvxError",
     "InvalidInputError",
     "SolverError",

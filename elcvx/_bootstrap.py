@@ -73,7 +73,7 @@ def world(sample, mle_sol):
     return w, u, p, float(np.dot(p, w * u))
 
 
-def statistics(sample, resamples_: int, generator: np.random.Generator):
+def statistics(sample, resamples_: int, generator: np.random.Generator, progress=None):
     """``(T, v0, fallbacks)``: the ``B`` bootstrap statistics (sorted), the world's value and how
     many resamples the package's solvers settled (see :func:`batch_statistics`). The world is fitted by the fast path (the cvxpy
     path if that fails) on the compressed sample, whatever path the interval's endpoints use, so
@@ -91,13 +91,27 @@ def statistics(sample, resamples_: int, generator: np.random.Generator):
     out = np.empty(resamples_)
     fallbacks = 0
     step = max(1, _BATCH_ELEMENTS // w.size)
+    # On a terminal, a bar once the resamples have taken a few seconds (a large log's 999).
+    bar = _progress_bar(resamples_, progress)
     for start in range(0, resamples_, step):
         m = min(step, resamples_ - start)
         counts = generator.multinomial(draws, p, size=m).astype(float) * scale
         out[start:start + m], f = batch_statistics(w, u, counts, sample.wmin, sample.wmax, v0)
         fallbacks += f
+        bar.update(start + m, force=start + m == resamples_)
+    bar.close()
     out.sort()
     return out, v0, fallbacks
+
+
+def _progress_bar(resamples_: int, progress):
+    """The bootstrap's bar on stderr: ``progress`` True, False or None (on a terminal), drawn
+    after :data:`elcvx.io.progress.SLOW_SECONDS`."""
+    from .io import progress as bars
+
+    enabled = bars.on_terminal() if progress is None else bool(progress)
+    return bars.Progress("bootstrap calibration", resamples_, enabled, unit="resamples",
+                         delay=bars.SLOW_SECONDS)
 
 
 def critical_value(sorted_t: np.ndarray, level: float) -> float:

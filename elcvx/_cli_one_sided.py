@@ -80,7 +80,8 @@ def one_sided_csv_rows(rep) -> list:
     section = rep.get("one_sided")
     if not section:
         return []
-    wmax = rep["wmax"] if rep["wmax"] is not None else float("inf")
+    notes = " | ".join(section["notes"])
     return [[f"{b['method']}:{section['alternative']}", None, b["low"], b["high"], rep["n"],
-             rep["wmin"], wmax, section["confidence_level"], None, None]
+             rep["wmin"], rep["wmax"], section["confidence_level"], None, None,
+             rep["weight_check"]["plausible"], notes]
             for b in section["bounds"]]

@@ -11,16 +11,12 @@ import os
 from . import __version__
 from . import _validation as iv
 from ._cli_one_sided import one_sided_csv_rows, one_sided_lines, one_sided_report
-from ._evaluation import evaluate_all
-from .errors import InvalidInputError
+from ._evaluation import LABELS, METHODS, evaluate  # noqa: F401  (METHODS: elcvx.cli's)
+from ._evaluation import _number as _num  # a float for JSON: None for NaN and infinities
+from ._evaluation import cr_calibration as _cr
+from ._evaluation import rho_text as _rho_text
 
-#: Method names of ``evaluate``'s results, in the order they are printed.
-METHODS = ("el", "ips", "snips", "cr", "gaussian", "binomial")
-_LABELS = {"el": "EL", "ips": "IPS", "snips": "SNIPS", "cr": "CR(-2)", "gaussian": "Gaussian",
-           "binomial": "Binomial", "betting-cs": "Betting CS", "ddrm-cs": "DDRM CS"}
-# Each baseline's row: (the evaluate_all estimate, the interval), given the EL calibration.
-_BASELINE_ROWS = {"ips": ("ips", None), "snips": ("snips", None), "cr": ("cr", "cr-{cal}"),
-                  "gaussian": (None, "gaussian"), "binomial": (None, "binomial")}
+_LABELS = {**LABELS, "betting-cs": "Betting CS", "ddrm-cs": "DDRM CS"}
 
 
 class UsageError(Exception):
@@ -31,24 +27,9 @@ class CannotWrite(Exception):
     """An output file could not be written (one line, exit status 1)."""
 
 
-def _num(x):
-    """A float for JSON: None for NaN and infinities."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _cr(calibration):
-    """CR(-2)'s calibration: its closed form has no bootstrap, so chi2 stands in for it."""
-    return calibration if calibration in iv.CALIBRATIONS else "chi2"
-
-
-
 def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method="auto", rho=None):
-    """EL and the baselines on a sample, as ``elcvx evaluate`` reports them.
-
-    ``rho``: the extra atom's reward in EL's estimate (:func:`elcvx.estimate`).
+    """EL and the baselines on a sample, as ``elcvx evaluate`` reports them: the tuple form of
+    :func:`elcvx.evaluate` (which returns an :class:`~elcvx.results.EvaluationResult`).
 
     Returns
     -------
@@ -57,87 +38,35 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
         method has no such number (IPS and SNIPS have no interval, Gaussian and Binomial no
         estimate of their own).
     notes : list of str
-        Degenerate cases the numbers depend on, and a baseline that cannot be computed on this
-        sample (its numbers are then None; EL's are always there).
+        The evaluation's notes (:attr:`~elcvx.results.EvaluationResult.notes`).
     ci : IntervalResult
         The EL interval itself (its ``quantile`` is the one the report prints).
     """
-    level = iv.confidence_level(confidence_level)
-    calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
-    el = evaluate_all(sample, ("el",), (f"el-{calibration}",), confidence_level=level, rho=rho,
-                      method=method)
-    est, ci = el.results["el"], el.results[f"el-{calibration}"]
-    results = [{"method": "el", "estimate": _num(est.value), "low": _num(ci.low),
-                "high": _num(ci.high)}]
-    notes = []
-    if est.depends_on_rho:
-        lo, hi = est.value_range
-        notes.append(f"EL: the estimate depends on the reward rho of an unobserved extreme weight: "
-                     f"{lo:.4g} to {hi:.4g} over rho in [{sample.rmin:g}, {sample.rmax:g}]; shown at "
-                     f"{_rho_text(est)}")
-    if not hasattr(sample, "w"):  # a log scanned in chunks: EL only
-        results += [dict(method=name, estimate=None, low=None, high=None) for name in _BASELINE_ROWS]
-        notes.append(", ".join(_LABELS[name] for name in _BASELINE_ROWS) + ": not computed on a "
-                     "log kept in chunks (they need its rows in memory: --engine memory, or a log "
-                     "that compresses)")
-        return results, notes, ci
-    rows = {m: (e, i and i.format(cal=_cr(calibration))) for m, (e, i) in _BASELINE_ROWS.items()}
-    # A baseline's failure must not hide EL's answer: its row is empty and a note says why.
-    base = evaluate_all(sample, [e for e, _ in rows.values() if e], [i for _, i in rows.values() if i],
-                        confidence_level=level, catch=(ArithmeticError, InvalidInputError))
-    for name, (e, i) in rows.items():
-        numbers = [base.estimates.get(e), *base.intervals.get(i, (None, None))]
-        error = base.errors.get(e) or base.errors.get(i)
-        if error is None and not all(x is None or math.isfinite(x) for x in numbers):
-            error = "ArithmeticError: a result is not a finite number"
-        note = base.notes.get(e) or base.notes.get(i, "")
-        if error is not None:
-            numbers = [None] * 3
-            note = f"cannot be computed with weights up to {float(sample.w.max()):.4g} ({error})"
-        results.append(dict(zip(("method", "estimate", "low", "high"), [name, *map(_num, numbers)])))
-        if note:
-            notes.append(f"{_LABELS[name]}: {note}")
-    return results, notes, ci
+    ev = evaluate(sample, confidence_level=confidence_level, calibration=calibration,
+                  method=method, rho=rho)
+    return [r._asdict() for r in ev.results], list(ev.notes), ev.interval
 
 
-def _rho_text(est):
-    """``rho = 0.5 (midpoint)``: the extra atom's reward and the rule that chose it."""
-    return f"rho = {est.rho:.4g}" + ("" if est.rho_rule == "number" else f" ({est.rho_rule})")
-
-
-def _weight_check(s, log, method):
-    """The JSON form of ``s.weight_check()`` and its note, unless the log's notes have it (the
-    readers of elcvx.io add it; the demo's log is built without them)."""
-    from .io.frames import _weights_note
-
-    chk = s.weight_check(method=method)
-    field = {"mean": _num(chk.mean), "se": _num(chk.se), "statistic": _num(chk.statistic),
-             "pvalue": _num(chk.pvalue), "plausible": chk.plausible,
-             "depends_on_unobserved": chk.depends_on_unobserved,
-             "unobserved_wmass": _num(chk.unobserved_wmass)}
-    note = _weights_note(chk, log.columns.get("w", "w"))
-    return chk, field, [note] if note and note not in log.notes else []
+def _weight_check_field(chk):
+    """The JSON form of a :class:`~elcvx.sample.WeightCheck`."""
+    return {"mean": _num(chk.mean), "se": _num(chk.se), "statistic": _num(chk.statistic),
+            "pvalue": _num(chk.pvalue), "plausible": chk.plausible,
+            "depends_on_unobserved": chk.depends_on_unobserved,
+            "unobserved_wmass": _num(chk.unobserved_wmass)}
 
 
 def evaluate_report(log, args):
     """The evaluate report as a dict (the JSON form) plus what the table shows besides."""
-    from .estimate import estimate
-
     s = log.sample
-    results, notes, ci = evaluate_sample(s, confidence_level=args.confidence_level,
-                                         calibration=args.calibration, method=args.method,
-                                         rho=args.rho)
     if args.sequence and not hasattr(s, "w"):
         raise UsageError("--sequence needs the log's rows in memory, in order: --engine memory")
+    ev = evaluate(log, confidence_level=args.confidence_level, calibration=args.calibration,
+                  method=args.method, rho=args.rho)
+    results, notes = [r._asdict() for r in ev.results], list(ev.notes)
     if args.sequence:
         rows, seq_notes = _sequence_rows(s, args.confidence_level)
         results, notes = results + rows, notes + seq_notes
-    chk, weight_check, weight_notes = _weight_check(s, log, args.method)
-    notes = weight_notes + notes
-    if math.isinf(s.wmax) and not chk.depends_on_unobserved:
-        notes.append("wmax = inf (give --wmax or --pmin for tighter intervals)")
-    est = estimate(s, method=args.method, rho=args.rho)  # the MLE is cached: no new solve
-    value_range = est.value_range
+    est, chk = ev.estimate, ev.weight_check
     n = int(s.n) if float(s.n).is_integer() else s.n
     alternative = getattr(args, "alternative", "two-sided")
     one_sided = {} if alternative == "two-sided" else {"one_sided": one_sided_report(s, args)}
@@ -148,20 +77,20 @@ def evaluate_report(log, args):
         "confidence_level": float(args.confidence_level),
         "results": results,
         "calibration": args.calibration,
-        "quantile": _num(ci.quantile),
+        "quantile": _num(ev.quantile),
         "rmin": s.rmin,
         "rmax": s.rmax,
         "w_observed": list(_w_observed(s)),
-        "weight_check": weight_check,
-        "el_value_range": [_num(value_range.low), _num(value_range.high)],
+        "weight_check": _weight_check_field(chk),
+        "el_value_range": [_num(est.value_range.low), _num(est.value_range.high)],
         "el_depends_on_rho": est.depends_on_rho,
         "rho": {"rule": est.rho_rule, "value": est.rho},
         "log": log.path,
-        "format": log.format,
+        "input_format": log.format,
         "rows": log.n_rows,
         "skipped": getattr(log, "skipped", 0),
         "columns": dict(log.columns),
-        "notes": list(log.notes) + notes,
+        "notes": notes,
         **one_sided,
     }
 
@@ -206,10 +135,10 @@ def _g(x):
 
 
 def _rows(rep):
-    if rep["format"] == "dsjson":
+    if rep["input_format"] == "dsjson":
         skipped = f", {rep['skipped']} skipped" if rep["skipped"] else ""
         return f"dsjson, {iv.plural(rep['rows'], 'event')}{skipped}"
-    return f"{rep['format']}, {iv.plural(rep['rows'], 'row')}"
+    return f"{rep['input_format']}, {iv.plural(rep['rows'], 'row')}"
 
 
 def _header(rep):
@@ -248,6 +177,15 @@ def _table(rep):
     return "\n".join(lines) + "\n"
 
 
+def _cell(v):
+    """A CSV cell, written as the JSON form writes the value (:func:`_num`): no number (None, an
+    infinite ``wmax`` or statistic) is an empty cell, as it is ``null`` in JSON."""
+    if isinstance(v, float):
+        v = _num(v)
+        return "" if v is None else repr(v)
+    return "" if v is None else v
+
+
 def _csv(header, rows):
     import csv
 
@@ -255,7 +193,7 @@ def _csv(header, rows):
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
-        writer.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row])
+        writer.writerow([_cell(v) for v in row])
     return buf.getvalue()
 
 
@@ -263,23 +201,48 @@ def render_evaluate(rep, fmt):
     if fmt == "json":
         return json.dumps(rep, indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
-        # estimate_low, estimate_high: EL's estimate over rho, where it depends on rho.
+        # estimate_low, estimate_high: EL's estimate over rho, where it depends on rho. The
+        # weight check's verdict and the notes are on every row: a CSV read without looking at
+        # stderr must not lose "the probability columns are probably wrong".
         ranged = [rep["el_value_range"] if r["method"] == "el" and rep.get("el_depends_on_rho")
                   else [None, None] for r in rep["results"]]
         return _csv(["method", "estimate", "low", "high", "n", "wmin", "wmax", "confidence_level",
-                     "estimate_low", "estimate_high"],
+                     "estimate_low", "estimate_high", "weights_plausible", "notes"],
                     [[r["method"], r["estimate"], r["low"], r["high"], rep["n"], rep["wmin"],
-                      rep["wmax"] if rep["wmax"] is not None else float("inf"),
-                      rep["confidence_level"], *rg] for r, rg in zip(rep["results"], ranged)]
+                      rep["wmax"], rep["confidence_level"], *rg,
+                      rep["weight_check"]["plausible"], " | ".join(_notes_of(r["method"], rep))]
+                     for r, rg in zip(rep["results"], ranged)]
                     + one_sided_csv_rows(rep))
     return _table(rep)
+
+
+def _notes_of(method, rep):
+    """The notes that concern a method's row: those that name it (``"SNIPS: ..."``, ``"IPS,
+    SNIPS: ..."``) and those that name no method (the weight check's, about the whole log)."""
+    out = []
+    for note in rep["notes"]:
+        named = [x.strip() for x in note.split(":", 1)[0].split(",")] if ":" in note else []
+        if not named or not set(named) <= set(_LABELS.values()) or _LABELS[method] in named:
+            out.append(note)
+    return out
+
+
+def notes_to_stderr(notes, fmt, stream) -> None:
+    """With ``--format csv``, the notes also go to stderr (``elcvx: note: ...``), as the table
+    prints them under the numbers and JSON holds them: a CSV piped into a file keeps them in
+    its ``notes`` column (evaluate), and the terminal shows them."""
+    if fmt == "csv":
+        for note in notes:
+            stream.write(f"elcvx: note: {note}\n")
 
 
 
 
 def grid(low, high, est, rmin, rmax, k):
-    """``k`` values around the interval (0.6 of its width on each side, within the reward range),
-    with its ends and the estimate."""
+    """``k`` sorted values around the interval (0.6 of its width on each side, within the reward
+    range), evenly spaced but for the interval's ends and the estimate, each of which takes the
+    place of the grid point nearest to it (so ``--points 5`` prints 5 rows; fewer only where
+    the marks coincide)."""
     import numpy as np
 
     width = high - low
@@ -287,13 +250,19 @@ def grid(low, high, est, rmin, rmax, k):
         a, b = rmin, rmax
     else:
         a, b = max(rmin, low - 0.6 * width), min(rmax, high + 0.6 * width)
-    v = np.linspace(a, b, max(int(k), 2))
-    return np.unique(np.concatenate([v, [low, high, est]]))
+    v = np.linspace(a, b, max(int(k), 3))
+    free = np.ones(v.size, dtype=bool)
+    for mark in sorted({float(low), float(high), float(est)}):
+        i = int(np.argmin(np.where(free, np.abs(v - mark), np.inf)))
+        v[i], free[i] = mark, False
+    return np.unique(v)
 
 
 def render_profile(log, args, est, ci, prof, level, plots=()) -> str:
     """``elcvx profile``'s output in ``args.format``: the estimate, the interval and the profile
     statistic on the grid of ``prof``; ``plots``: the files drawn."""
+    from .sample import weight_check_of
+
     s = log.sample
     n = int(s.n) if float(s.n).is_integer() else s.n
     rep = {
@@ -303,18 +272,19 @@ def render_profile(log, args, est, ci, prof, level, plots=()) -> str:
         "estimate_range": list(est.value_range), "rho": {"rule": est.rho_rule, "value": est.rho},
         "profile": [{"v": float(a), "statistic": _num(b), "pvalue": _num(c)}
                     for a, b, c in zip(prof.v, prof.statistic, prof.pvalue)],
-        "log": log.path, "plot": plots[0] if plots else None,
-        "weight_check": _weight_check(s, log, args.method)[1], "notes": list(log.notes),
+        "log": log.path, "input_format": log.format, "plot": plots[0] if plots else None,
+        "weight_check": _weight_check_field(weight_check_of(s, args.method)),
+        "notes": list(log.notes),
     }
     if args.format == "json":
         return json.dumps(rep, indent=2, allow_nan=False) + "\n"
     if args.format == "csv":
         return _csv(["v", "statistic", "pvalue", "in_interval"],
-                    [[p["v"], p["statistic"] if p["statistic"] is not None else float("inf"),
-                      p["pvalue"], bool(ci.low <= p["v"] <= ci.high)] for p in rep["profile"]])
+                    [[p["v"], p["statistic"], p["pvalue"], bool(ci.low <= p["v"] <= ci.high)]
+                     for p in rep["profile"]])
     q = "inf" if rep["quantile"] is None else f"{rep['quantile']:.4g}"
     lines = [f"elcvx {__version__}: {os.path.basename(log.path)} "
-             f"({_rows({'format': log.format, 'rows': log.n_rows, 'skipped': log.skipped})}), "
+             f"({_rows({'input_format': log.format, 'rows': log.n_rows, 'skipped': log.skipped})}), "
              f"N = {_n(n)}",
              f"EL estimate {est.value:.4f}"
              + (f" (over rho: {est.value_range.low:.4f} to {est.value_range.high:.4f}; {_rho_text(est)})"

@@ -38,6 +38,7 @@ how often a single Clarabel solve of each formulation fails on random samples
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -151,6 +152,23 @@ def _run(what, builders, order, attempts, certify_at, refine_from, interleave=Fa
     raise _fail(what.text, errors)
 
 
+def _shows_progress(label):
+    """On a terminal, ``label ... 12 s`` on stderr while the decorated solve runs over a few
+    seconds (:func:`elcvx.io.progress.stage`); ``label`` may be a function of the arguments."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            from .io.progress import stage
+
+            with stage(label(*args, **kwargs) if callable(label) else label):
+                return fn(*args, **kwargs)
+
+        return run
+
+    return wrap
+
+
 class _What:
     def __init__(self, kind, text):
         self.kind, self.text = kind, text
@@ -196,6 +214,7 @@ def certify_lower_bound(point, sample, *, loglik, quantile, mle_gap, side="lower
 # ------------------------------------------------------------------------------------------------
 # The three programs
 # ------------------------------------------------------------------------------------------------
+@_shows_progress("elcvx: cvxpy path: the MLE")
 def mle(sample, constraints=(), atoms=None) -> MLESolution:
     """The (constrained) MLE: Clarabel's answer to :func:`~elcvx.programs.mle_primal` (then
     :func:`~elcvx.programs.mle_dual`), certified at its dual point ``(beta, lambda)``."""
@@ -214,6 +233,7 @@ def mle_of(data, sample, constraints=(), atoms=None) -> MLESolution:
     return sol._replace(status=status, work=(0, 0))
 
 
+@_shows_progress(lambda sample, v, *_, **__: f"elcvx: cvxpy path: the profile at {np.size(v)} values")
 def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
     """``l_v`` (and the dual ``beta``, ``tau``) for each ``v`` of a 1-d array (unit scale):
     Clarabel's answers to :func:`~elcvx.programs.profile_primal` (then
@@ -256,6 +276,7 @@ def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, gap=gaps)
 
 
+@_shows_progress(lambda sample, side="lower", **_: f"elcvx: cvxpy path: the {side} bound")
 def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms=None,
                 value=None, mle_gap=0.0, mle_sol=None) -> BoundSolution:
     """The lower end ``v_lb`` of the interval on the unit scale (of ``1 - u`` for

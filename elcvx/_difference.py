@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,12 @@ from .constraints import MomentConstraint
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, DifferenceResult
 from .sample import check_sample
+
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
+
+    from .io import Log
+    from .sample import Sample
 
 
 def _check_pair(a, b):
@@ -90,8 +97,9 @@ def _model(a, b, atoms=None):
     return [constraint], atoms, value
 
 
-def difference(sample_a, sample_b, *, confidence_level: float = 0.95,
-               calibration: str = "chi2", rho=None, atoms=None, method: str = "auto",
+def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_level: float = 0.95,
+               calibration: str = "chi2", rho: float | str | None = None,
+               atoms: ArrayLike | None = None, method: str = "auto",
                alternative: str = "two-sided") -> DifferenceResult:
     r"""The EL estimate and confidence interval of ``V(pi_a) - V(pi_b)`` from one log.
 

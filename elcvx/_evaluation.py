@@ -1,6 +1,6 @@
 """Every estimator and interval of the package on one sample, by name.
 
-``elcvx evaluate`` (:func:`elcvx.cli.evaluate_sample`) and the studies of
+``elcvx evaluate`` and :func:`elcvx.evaluate` (:func:`evaluate`) and the studies of
 :mod:`elcvx.experiments` compute the same numbers on each sample: EL beside the paper's
 baselines and Cressie-Read. :func:`evaluate_all` computes them in one place, each by the
 function that defines it (:mod:`elcvx.baselines`, :mod:`elcvx.cressie_read`,
@@ -10,13 +10,20 @@ computation, so that a study can count the samples the fast path did not solve.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import _bootstrap, baselines, cressie_read
 from . import _validation as iv
 from .errors import InvalidInputError
+from .results import EvaluationResult, MethodResult
 
-__all__ = ["ESTIMATES", "INTERVALS", "Evaluation", "evaluate_all"]
+if TYPE_CHECKING:  # (annotations only)
+    from .io import Log, LogScan
+    from .sample import Sample
+
+__all__ = ["ESTIMATES", "INTERVALS", "METHODS", "Evaluation", "evaluate", "evaluate_all"]
 
 #: The point estimates by name. ``constant``: the reward midpoint (the paper's Constant);
 #: ``cr``: Cressie-Read lambda = -2 with its extra atom's reward at the midpoint.
@@ -141,3 +148,140 @@ def evaluate_all(sample, estimates=ESTIMATES, intervals=INTERVALS, *,
         if note:
             out.notes[name] = note
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# EL beside the baselines, as `elcvx evaluate` reports them
+# ------------------------------------------------------------------------------------------------
+#: The methods of :func:`evaluate`, in the order they are reported.
+METHODS = ("el", "ips", "snips", "cr", "gaussian", "binomial")
+#: How the notes name them.
+LABELS = {"el": "EL", "ips": "IPS", "snips": "SNIPS", "cr": "CR(-2)", "gaussian": "Gaussian",
+          "binomial": "Binomial"}
+# Each baseline's row: (the evaluate_all estimate, the interval), given the EL calibration.
+_BASELINE_ROWS = {"ips": ("ips", None), "snips": ("snips", None), "cr": ("cr", "cr-{cal}"),
+                  "gaussian": (None, "gaussian"), "binomial": (None, "binomial")}
+
+
+def cr_calibration(calibration):
+    """CR(-2)'s calibration: its closed form has no bootstrap, so chi2 stands in for it."""
+    return calibration if calibration in iv.CALIBRATIONS else "chi2"
+
+
+def _number(x):
+    """A reported number: a float, or None for none (NaN, an infinity)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
+             calibration: str = "chi2", method: str = "auto",
+             rho: float | str | None = None) -> EvaluationResult:
+    """EL's estimate and interval beside IPS, SNIPS, CR(-2), Gaussian and Binomial: what
+    ``elcvx evaluate`` prints, for a log or a sample in Python.
+
+    Solves the one question a practitioner asks of a log, "what is the target policy worth, and
+    how sure is that", with every estimator of the paper side by side and the notes that say
+    when a number should not be trusted (a failed :meth:`~elcvx.Sample.weight_check`, an
+    estimate that depends on an unobserved weight's reward, a baseline that cannot be computed).
+
+    Parameters
+    ----------
+    data : Sample, elcvx.io.Log or elcvx.io.LogScan
+        A sample, or a log read by :mod:`elcvx.io` (its notes are kept). On a log scanned in
+        chunks that did not compress, only EL is computed (the baselines need its rows in
+        memory; a note says so).
+    confidence_level : float
+    calibration : {"chi2", "f", "bootstrap"}
+        EL's (see :func:`elcvx.interval`); CR(-2) takes chi2 where EL takes the bootstrap.
+    method : {"auto", "fast", "cvxpy"}
+        EL's solver path.
+    rho
+        The extra atom's reward in EL's estimate (see :func:`elcvx.estimate`).
+
+    Returns
+    -------
+    EvaluationResult
+        ``to_frame()`` has one row per method; ``result["el"]`` is EL's row.
+
+    Examples
+    --------
+    >>> import elcvx
+    >>> from elcvx.datasets import example_log
+    >>> ev = elcvx.evaluate(example_log())
+    >>> ev["el"]
+    MethodResult(method='el', estimate=0.6297..., low=0.4317..., high=0.7908...)
+    >>> [r.method for r in ev.results]
+    ['el', 'ips', 'snips', 'cr', 'gaussian', 'binomial']
+    """
+    from .sample import check_sample, weight_check_of
+
+    log_notes = tuple(getattr(data, "notes", ()))
+    source = getattr(data, "columns", {}).get("w", "w")
+    sample = check_sample(data, scans=True)
+    if getattr(sample, "sample", None) is not None:  # a scan that compressed: its exact sample
+        sample = sample.sample
+    level = iv.confidence_level(confidence_level)
+    calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
+    method = iv.option("method", method, iv.METHODS)
+    el = evaluate_all(sample, ("el",), (f"el-{calibration}",), confidence_level=level, rho=rho,
+                      method=method)
+    est, ci = el.results["el"], el.results[f"el-{calibration}"]
+    rows = [MethodResult("el", _number(est.value), _number(ci.low), _number(ci.high))]
+    notes = []
+    if est.depends_on_rho:
+        lo, hi = est.value_range
+        notes.append(f"EL: the estimate depends on the reward rho of an unobserved extreme weight: "
+                     f"{lo:.4g} to {hi:.4g} over rho in [{sample.rmin:g}, {sample.rmax:g}]; shown at "
+                     f"{rho_text(est)}")
+    if not hasattr(sample, "w"):  # a log scanned in chunks: EL only
+        rows += [MethodResult(name, None, None, None) for name in _BASELINE_ROWS]
+        notes.append(", ".join(LABELS[name] for name in _BASELINE_ROWS) + ": not computed on a "
+                     "log kept in chunks (they need its rows in memory: --engine memory, or a log "
+                     "that compresses)")
+    else:
+        rows_, notes_ = _baselines(sample, level, calibration)
+        rows, notes = rows + rows_, notes + notes_
+    from .io.frames import _weights_note  # (no pandas: the note's text only)
+
+    chk = weight_check_of(sample, method)  # the MLE is cached: no new solve
+    weight_note = _weights_note(chk, source)
+    first = [weight_note] if weight_note and weight_note not in log_notes else []
+    if math.isinf(sample.wmax) and not chk.depends_on_unobserved:
+        notes.append("wmax = inf (give --wmax or --pmin for tighter intervals)")
+    return EvaluationResult(
+        results=tuple(rows), notes=log_notes + tuple(first + notes), n=sample.n,
+        wmin=sample.wmin, wmax=sample.wmax, rmin=sample.rmin, rmax=sample.rmax,
+        confidence_level=level, calibration=calibration, quantile=ci.quantile, weight_check=chk,
+        estimate=est, interval=ci)
+
+
+def _baselines(sample, level, calibration):
+    """The baselines' rows and notes; a baseline's failure must not hide EL's answer: its row
+    is empty and a note says why."""
+    rows = {m: (e, i and i.format(cal=cr_calibration(calibration)))
+            for m, (e, i) in _BASELINE_ROWS.items()}
+    base = evaluate_all(sample, [e for e, _ in rows.values() if e], [i for _, i in rows.values() if i],
+                        confidence_level=level, catch=(ArithmeticError, InvalidInputError))
+    out, notes = [], []
+    for name, (e, i) in rows.items():
+        numbers = [base.estimates.get(e), *base.intervals.get(i, (None, None))]
+        error = base.errors.get(e) or base.errors.get(i)
+        if error is None and not all(x is None or math.isfinite(x) for x in numbers):
+            error = "ArithmeticError: a result is not a finite number"
+        note = base.notes.get(e) or base.notes.get(i, "")
+        if error is not None:
+            numbers = [None] * 3
+            note = f"cannot be computed with weights up to {float(sample.w.max()):.4g} ({error})"
+        out.append(MethodResult(name, *map(_number, numbers)))
+        if note:
+            notes.append(f"{LABELS[name]}: {note}")
+    return out, notes
+
+
+def rho_text(est):
+    """``rho = 0.5 (midpoint)``: the extra atom's reward and the rule that chose it."""
+    return f"rho = {est.rho:.4g}" + ("" if est.rho_rule == "number" else f" ({est.rho_rule})")
+

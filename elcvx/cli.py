@@ -28,7 +28,7 @@ from . import _validation as iv
 from ._cli_args import positive_int
 from ._cli_plot import draw_profile, draw_sequence, require_matplotlib
 from ._cli_report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
-                          render_evaluate, render_profile)
+                          notes_to_stderr, render_evaluate, render_profile)
 from .errors import ElcvxError, SolverError
 from ._extra_atom import DEFAULT_RHO, RHO_RULES
 from .io import FORMATS, PDROP_MODES
@@ -186,7 +186,8 @@ def build_parser():
     _add_stat_options(pr)
     pr.add_argument("--plot", metavar="FILE", help="draw the curve to FILE (.png, .pdf or .svg)")
     pr.add_argument("--points", type=int, default=21, metavar="K",
-                    help="grid points printed (default 21; the plot uses at least 400)")
+                    help="grid points printed, the estimate and the interval's ends among them "
+                         "(default 21, at least 3; the plot uses at least 400)")
     pr.add_argument("--format", choices=("table", "json", "csv"), default="table",
                     help="output format (default table)")
     pr.add_argument("--sequence", action="store_true",
@@ -329,12 +330,15 @@ def _demo_log():
 # ------------------------------------------------------------------------------------------------
 # Commands
 # ------------------------------------------------------------------------------------------------
-def _cmd_evaluate(args):
-    return render_evaluate(evaluate_report(_load(args), args), args.format)
+def _cmd_evaluate(args, log=None):
+    rep = evaluate_report(_load(args) if log is None else log, args)
+    text = render_evaluate(rep, args.format)
+    notes_to_stderr(rep["notes"], args.format, sys.stderr)
+    return text
 
 
 def _cmd_demo(args):
-    return render_evaluate(evaluate_report(_demo_log(), args), args.format)
+    return _cmd_evaluate(args, _demo_log())
 
 
 def _openml_ids(text):
@@ -381,8 +385,9 @@ def _cmd_profile(args):
     from .estimate import estimate
     from .interval import interval, profile
 
-    if args.points < 2:
-        raise UsageError(f"--points {args.points}: at least 2 points are needed")
+    if args.points < 3:
+        raise UsageError(f"--points {args.points}: at least 3 points are needed (the estimate "
+                         "and the interval's two ends)")
     plot = None
     if args.sequence and args.plot is None:
         raise UsageError("--sequence draws a companion of --plot FILE: give --plot too")
@@ -410,7 +415,9 @@ def _cmd_profile(args):
         plots.append(plot)
         if args.sequence:
             plots.append(draw_sequence(plot, log, level, args))
-    return render_profile(log, args, est, ci, prof, level, plots)
+    text = render_profile(log, args, est, ci, prof, level, plots)
+    notes_to_stderr(log.notes, args.format, sys.stderr)
+    return text
 
 
 # ------------------------------------------------------------------------------------------------

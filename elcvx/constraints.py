@@ -31,11 +31,17 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _validation as iv
 from .errors import InvalidInputError
+
+if TYPE_CHECKING:  # (annotations of reward_model only)
+    from numpy.typing import ArrayLike
+
+    from .sample import Sample
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -220,7 +226,9 @@ def model(sample, constraints=None, atoms=None):
 # ---------------------------------------------------------------------------------------------
 # Constraints a user would expect, each with its atoms
 # ---------------------------------------------------------------------------------------------
-def reward_model(sample, predicted, expected, *, deterministic=False, name="reward model"):
+def reward_model(sample: Sample, predicted: ArrayLike, expected: ArrayLike | None = None, *,
+                 actions: ArrayLike | None = None, target_probs: ArrayLike | None = None,
+                 deterministic: bool = False, name: str = "reward model") -> MomentConstraint:
     r"""The doubly robust control variate of a reward model ``r_hat`` (EL with a reward predictor).
 
     ``g_n = w_n r_hat(x_n, a_n) - sum_a pi(a|x_n) r_hat(x_n, a)`` has expectation 0 under the
@@ -231,20 +239,71 @@ def reward_model(sample, predicted, expected, *, deterministic=False, name="rewa
     target policy a weight ``w > 0`` means the logged action is the target's, so ``g = (w - 1)
     r_hat`` and at ``w = 0`` ``g`` lies in ``[-1, 0]``.
 
+    Two ways to give ``r_hat``:
+
+    * the matrices, for any target policy, stochastic or not: ``predicted`` the ``(N, K)``
+      predictions ``r_hat(x_n, k)`` for every action, ``target_probs`` the ``(N, K)``
+      probabilities ``pi(k|x_n)``, ``actions`` the logged actions; ``r_hat`` at the logged
+      action and its expectation ``sum_k pi(k|x_n) r_hat(x_n, k)`` are taken from them;
+    * the two vectors: ``predicted`` = ``r_hat(x_n, a_n)`` and ``expected`` = ``sum_a pi(a|x_n)
+      r_hat(x_n, a)``, computed by the caller.
+
+    **Fit ``r_hat`` on other data, or cross-fit it.** ``E[g] = 0`` holds for an ``r_hat`` that
+    does not depend on the row's own reward. One fitted on the same log has learned each row's
+    reward, so ``w_n r_hat(x_n, a_n)`` leans towards ``w_n r_n`` and the constraint pulls the
+    estimate towards the model's own fit. Fit it on an earlier log, or cross-fit: split the rows
+    into ``k`` folds (e.g. 5), fit ``r_hat`` on ``k - 1`` of them and predict on the last, in
+    turn, so that every row's prediction comes from a model that never saw it (the
+    documentation's "Moment constraints" page shows it with a least-squares fit).
+
     Parameters
     ----------
     sample : Sample
     predicted : array_like
-        ``r_hat(x_n, a_n)``, the prediction for the logged action (reward scale ``[rmin, rmax]``).
-    expected : array_like
-        ``sum_a pi(a|x_n) r_hat(x_n, a)``, the prediction's expectation under the target policy.
+        ``(N, K)``: ``r_hat(x_n, k)`` for every action (with ``actions`` and ``target_probs``);
+        or ``(N,)``: ``r_hat(x_n, a_n)``, the prediction for the logged action (with
+        ``expected``). On the reward scale ``[rmin, rmax]``.
+    expected : array_like, optional
+        ``(N,)``: ``sum_a pi(a|x_n) r_hat(x_n, a)``, the prediction's expectation under the target
+        policy (with a vector ``predicted`` only).
+    actions : array_like of int, optional
+        ``(N,)``: the logged actions, ``0 .. K-1`` (with a matrix ``predicted``).
+    target_probs : array_like, optional
+        ``(N, K)``: ``pi(k|x_n)``, each row summing to 1 (with a matrix ``predicted``). A row's
+        probability of its logged action is 0 exactly where its weight is 0, as ``w = pi / h``
+        says; a row where not (actions or columns out of order) is an error.
     deterministic : bool
         Whether the target policy is deterministic (tighter atoms).
 
     Returns
     -------
     MomentConstraint
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from elcvx import Sample, constraints
+    >>> pi = np.array([[0.5, 0.5], [0.2, 0.8], [0.9, 0.1]])   # a stochastic target policy
+    >>> a = np.array([0, 1, 1])                               # the logged actions
+    >>> h = np.array([0.5, 0.5, 0.5])                         # their logging probabilities
+    >>> s = Sample(pi[np.arange(3), a] / h, [1.0, 0.0, 1.0], wmax=10)
+    >>> r_hat = np.array([[0.7, 0.3], [0.6, 0.2], [0.5, 0.5]])   # r_hat(x_n, k)
+    >>> c = constraints.reward_model(s, r_hat, actions=a, target_probs=pi)
+    >>> c.values.round(3).tolist()   # w r_hat(x, a) - sum_k pi(k|x) r_hat(x, k)
+    [0.2, 0.04, -0.4]
     """
+    if np.ndim(predicted) == 2:
+        if expected is not None:
+            raise InvalidInputError("give expected with a vector of predictions for the logged "
+                                    "actions; with an (N, K) matrix of predictions it is "
+                                    "sum_k target_probs[:, k] predicted[:, k], computed here")
+        predicted, expected = _at_logged_action(sample, predicted, actions, target_probs)
+    elif actions is not None or target_probs is not None:
+        raise InvalidInputError(f"actions and target_probs go with an (N, K) matrix of "
+                                f"predictions; predicted has shape {np.shape(predicted)}")
+    elif expected is None:
+        raise InvalidInputError("expected is missing: give sum_a pi(a|x_n) r_hat(x_n, a) per row, "
+                                "or the (N, K) matrices predicted and target_probs with actions")
     unit = []
     for field, values in (("predicted", predicted), ("expected", expected)):
         x = iv.vector(field, values, n=sample.n_rows)
@@ -261,6 +320,41 @@ def reward_model(sample, predicted, expected, *, deterministic=False, name="rewa
         return (-1.0, w)
 
     return MomentConstraint(sample.w * p - m, 0.0, atom_range=at, name=name)
+
+
+def _at_logged_action(sample, predicted, actions, target_probs):
+    """``(r_hat(x_n, a_n), sum_k pi(k|x_n) r_hat(x_n, k))`` from the ``(N, K)`` matrices."""
+    predicted = iv.vector("predicted", np.ravel(predicted)).reshape(np.shape(predicted))
+    n, k = sample.n_rows, predicted.shape[1]
+    if actions is None or target_probs is None:
+        raise InvalidInputError("an (N, K) matrix of predictions needs actions (the logged "
+                                "actions) and target_probs (the (N, K) matrix of pi(k|x_n))")
+    if predicted.shape[0] != n or k < 2:
+        raise InvalidInputError(f"predicted must be an (N, K) array with N = {n} rows and K >= 2 "
+                                f"actions; got shape {predicted.shape}", field="predicted")
+    if np.shape(target_probs) != predicted.shape:
+        raise InvalidInputError(f"target_probs has shape {np.shape(target_probs)}; it must have "
+                                f"predicted's {predicted.shape}", field="target_probs")
+    pi = iv.vector("target_probs", np.ravel(target_probs)).reshape(predicted.shape)
+    iv.within("target_probs", pi.ravel(), 0.0, 1.0)
+    total = pi.sum(axis=1)
+    bad = np.abs(total - 1.0) > 1e-6
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidInputError(f"target_probs[{i}] sums to {float(total[i]):.6g}, not 1 (a row is the "
+                                "target policy's distribution over the K actions)",
+                                field="target_probs", index=i, value=float(total[i]))
+    onehot = _one_hot(sample, actions, k)
+    logged = (pi * onehot).sum(axis=1)
+    mismatch = (logged > 0) != (sample.w > 0)
+    if mismatch.any():
+        i = int(np.flatnonzero(mismatch)[0])
+        raise InvalidInputError(
+            f"row {i}: target_probs gives the logged action {int(np.asarray(actions)[i])} "
+            f"probability {float(logged[i]):.6g} but its weight is {float(sample.w[i])!r}; w = pi(a|x) / "
+            "h(a|x) is 0 exactly where pi(a|x) is: are the actions or the columns in the same "
+            "order as the sample's rows?", field="target_probs", index=i)
+    return (predicted * onehot).sum(axis=1), (pi * predicted).sum(axis=1)
 
 
 def _one_hot(sample, actions, n_actions):

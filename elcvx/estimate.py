@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import _dispatch
 from . import _validation as iv
 from . import constraints as mc
@@ -9,9 +11,18 @@ from ._extra_atom import choose_rho, extra_atom
 from .results import ConfidenceInterval, EstimateResult
 from .sample import Sample, check_sample
 
+if TYPE_CHECKING:  # (annotations only)
+    from collections.abc import Sequence
 
-def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
-             method: str = "auto") -> EstimateResult:
+    from numpy.typing import ArrayLike
+
+    from .constraints import MomentConstraint
+    from .io import Log, LogScan
+
+
+def estimate(sample: Sample | Log | LogScan, *, rho: float | str | None = None,
+             constraints: MomentConstraint | Sequence[MomentConstraint] | None = None,
+             atoms: ArrayLike | None = None, method: str = "auto") -> EstimateResult:
     r"""The EL point estimate of the target policy's value.
 
     Solves the paper's eq. (betastar),
@@ -28,6 +39,7 @@ def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
     Parameters
     ----------
     sample : Sample
+        Or a log read by :mod:`elcvx.io` (its sample), or a log scanned in chunks.
     rho : float or {"midpoint", "snips", "self-consistent"}, optional
         The extra atoms' reward, one for every atom (docs/rho.md derives each rule). A number in
         ``[rmin, rmax]`` (user scale), or a rule: ``"midpoint"``, ``(rmin + rmax)/2``, the
@@ -102,4 +114,5 @@ def estimate(sample: Sample, *, rho=None, constraints=None, atoms=None,
         work=sol.work,
         lambdas=sol.lambdas,
         error=(sample.rmax - sample.rmin) * min(error, 1.0) if error == error else error,
+        _inputs=(sample, constraints, atoms, method),  # for EstimateResult.confidence_interval
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import _bootstrap, _calibration, _dispatch
@@ -12,10 +14,22 @@ from .errors import InvalidInputError
 from .results import BoundResult, IntervalResult, ProfileResult
 from .sample import check_sample
 
+if TYPE_CHECKING:  # (annotations only)
+    from collections.abc import Sequence
 
-def interval(sample, *, confidence_level: float = 0.95, calibration: str = "chi2",
-             constraints=None, atoms=None, method: str = "auto",
-             resamples: int = _bootstrap.DEFAULT_RESAMPLES, random_state=0,
+    from numpy.typing import ArrayLike
+
+    from .constraints import MomentConstraint
+    from .io import Log, LogScan
+    from .sample import Sample
+
+
+def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
+             calibration: str = "chi2",
+             constraints: MomentConstraint | Sequence[MomentConstraint] | None = None,
+             atoms: ArrayLike | None = None, method: str = "auto",
+             resamples: int = _bootstrap.DEFAULT_RESAMPLES,
+             random_state: int | np.random.Generator | None = 0,
              alternative: str = "two-sided") -> IntervalResult:
     r"""The EL confidence interval ``{v : 2 (L_mle - L(v)) <= q}`` (the paper's eq. (lrtest)).
 
@@ -152,9 +166,11 @@ def _interval_status(lower: str, upper: str) -> str:
     return f"{base[0]} ({'; '.join(notes)})"
 
 
-def profile(sample, v, *, calibration: str = "chi2", constraints=None, atoms=None,
-            method: str = "auto", confidence_level: float = 0.95,
-            resamples: int = _bootstrap.DEFAULT_RESAMPLES, random_state=0) -> ProfileResult:
+def profile(sample: Sample | Log | LogScan, v: ArrayLike, *, calibration: str = "chi2",
+            constraints: MomentConstraint | Sequence[MomentConstraint] | None = None,
+            atoms: ArrayLike | None = None, method: str = "auto",
+            confidence_level: float = 0.95, resamples: int = _bootstrap.DEFAULT_RESAMPLES,
+            random_state: int | np.random.Generator | None = 0) -> ProfileResult:
     r"""The profile likelihood-ratio statistic ``2 (L_mle - L(v))`` at each candidate ``v``.
 
     ``L(v)`` is the paper's eq. (primalprof) (``Q`` on the sample plus the four corner atoms);

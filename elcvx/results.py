@@ -1,15 +1,24 @@
-"""Result types shared by the fast path and the cvxpy path."""
+"""Result types shared by the fast path and the cvxpy path.
+
+Every result converts: ``to_dict()`` (plain Python data), ``to_frame()`` (a pandas DataFrame:
+one row, or one row per entry of a table such as a profile's values) and the HTML a notebook
+shows (:mod:`elcvx._convert`).
+"""
 
 from __future__ import annotations
 
 import math
 
 from dataclasses import dataclass, field, fields
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from . import _convert
 from ._validation import readonly
+
+if TYPE_CHECKING:  # (annotations only: pandas is an optional dependency)
+    import pandas
 
 
 class ConfidenceInterval(NamedTuple):
@@ -19,7 +28,29 @@ class ConfidenceInterval(NamedTuple):
     high: float
 
 
-class _ReadOnlyArrays:
+class _Converts:
+    """Mixin of the result dataclasses: ``to_dict``, ``to_frame`` and the notebook's HTML."""
+
+    #: The array fields that make a table, one row per entry (empty: the result is one row).
+    COLUMNS: ClassVar[tuple] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The reported fields as plain Python data (numbers, strings, lists; an interval field
+        as ``{"low", "high"}``, a nested result as its own dict): ``json.dumps`` writes it.
+        Per-row arrays kept out of the repr (an estimate's ``q``) are left out."""
+        return _convert.to_dict(self)
+
+    def to_frame(self) -> pandas.DataFrame:
+        """A pandas DataFrame (needs pandas, the ``io`` extra): one row of the scalar fields,
+        or, for a table (:attr:`COLUMNS`: a profile's ``v``, ``statistic``, ``pvalue``, ...),
+        one row per entry with the other fields in ``frame.attrs``."""
+        return _convert.to_frame(self)
+
+    def _repr_html_(self) -> str:
+        return _convert.repr_html(self)
+
+
+class _ReadOnlyArrays(_Converts):
     """Mixin of the frozen result dataclasses: each array field is held as a read-only view.
 
     A view costs no copy and leaves the array passed in as it was; where that array is the
@@ -100,10 +131,41 @@ class EstimateResult(_ReadOnlyArrays):
     rho_rule: str = "number"
     reward_range: tuple = (0.0, 1.0)
     error: float = math.nan
+    # What estimate() was given, for confidence_interval(): (sample, constraints, atoms, method).
+    _inputs: tuple | None = field(default=None, repr=False)
 
     def __float__(self):
         """``float(elcvx.estimate(s))`` is the estimate's ``value``."""
         return float(self.value)
+
+    def confidence_interval(self, confidence_level: float = 0.95, *, calibration: str = "chi2",
+                            resamples: int = 999,
+                            random_state: int | np.random.Generator | None = 0) -> IntervalResult:
+        """The EL confidence interval around this estimate, as scipy's results offer one.
+
+        :func:`elcvx.interval` on the sample the estimate was computed from, with its
+        ``constraints``, ``atoms`` and ``method``; the MLE is cached on the sample, so only the
+        two bounds are solved. Unpacks as ``(low, high)``.
+
+        Examples
+        --------
+        >>> import elcvx
+        >>> est = elcvx.estimate(elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10))
+        >>> low, high = est.confidence_interval(0.9)
+        >>> round(low, 4), round(high, 4)
+        (0.3652, 0.9704)
+        """
+        if self._inputs is None:
+            from .errors import InvalidInputError
+
+            raise InvalidInputError("this EstimateResult was not built by elcvx.estimate (it "
+                                    "holds no sample): call elcvx.interval(sample, ...)")
+        from .interval import interval
+
+        sample, constraints, atoms, method = self._inputs
+        return interval(sample, confidence_level=confidence_level, calibration=calibration,
+                        constraints=constraints, atoms=atoms, method=method,
+                        resamples=resamples, random_state=random_state)
 
     @property
     def depends_on_rho(self) -> bool:
@@ -165,7 +227,7 @@ class BoundResult(_ReadOnlyArrays):
     error: float = math.nan
 
 
-class _Pair:
+class _Pair(_Converts):
     """Mixin: unpack as ``(low, high)`` like :class:`IntervalResult`."""
 
     @property
@@ -261,6 +323,8 @@ class ProfileResult(_ReadOnlyArrays):
         (:mod:`elcvx.certify`; 0 where the statistic is ``inf``).
     """
 
+    COLUMNS: ClassVar[tuple] = ("v", "statistic", "pvalue", "beta", "tau")
+
     v: np.ndarray
     statistic: np.ndarray
     pvalue: np.ndarray
@@ -314,7 +378,7 @@ class DifferenceResult(_Pair):
 # Baselines (elcvx.baselines) and the Cressie-Read lambda = -2 variant (elcvx.cressie_read)
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class BaselineEstimate:
+class BaselineEstimate(_Converts):
     """A baseline point estimate (:mod:`elcvx.baselines`).
 
     Attributes
@@ -367,7 +431,7 @@ class BaselineInterval(_Pair):
 
 
 @dataclass(frozen=True, eq=False)
-class CressieReadEstimate:
+class CressieReadEstimate(_Converts):
     """The Cressie-Read (lambda = -2) point estimate (:func:`elcvx.cressie_read.estimate`).
 
     ``Q`` lives on the sample plus one extra atom ``(w_ex, rho)`` and is the minimiser of the
@@ -419,7 +483,7 @@ class CressieReadEstimate:
 
 
 @dataclass(frozen=True, eq=False)
-class CressieReadBound:
+class CressieReadBound(_Converts):
     """One side of the Cressie-Read interval (the lower bound on ``u``, or on ``1 - u``).
 
     Attributes
@@ -500,6 +564,8 @@ class SequenceResult(_ReadOnlyArrays):
         The reward range the bounds were computed on.
     """
 
+    COLUMNS: ClassVar[tuple] = ("t", "low", "high")
+
     t: np.ndarray
     low: np.ndarray
     high: np.ndarray
@@ -518,3 +584,73 @@ class SequenceResult(_ReadOnlyArrays):
 
     def __len__(self):
         return int(self.t.size)
+
+
+# ------------------------------------------------------------------------------------------------
+# EL beside the baselines on one log (elcvx.evaluate, the numbers of `elcvx evaluate`)
+# ------------------------------------------------------------------------------------------------
+class MethodResult(NamedTuple):
+    """One method's row of an :class:`EvaluationResult`; None where the method has no such
+    number (IPS and SNIPS have no interval, Gaussian and Binomial no estimate of their own, a
+    baseline that cannot be computed on the sample has none)."""
+
+    method: str
+    estimate: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluationResult(_Converts):
+    """EL's estimate and interval beside the baselines on one log (:func:`elcvx.evaluate`): what
+    ``elcvx evaluate`` prints. ``to_frame()`` has one row per method.
+
+    Attributes
+    ----------
+    results : tuple of MethodResult
+        ``el``, ``ips``, ``snips``, ``cr``, ``gaussian``, ``binomial``, in that order.
+    notes : tuple of str
+        What a reader of the numbers must know: the log's notes (a reader's), a failed weight
+        check ("the probability columns are probably wrong"), EL's estimate depending on the
+        extra atom's reward, a baseline's degenerate case or failure, ``wmax = inf``.
+    n : int or float
+    wmin, wmax, rmin, rmax : float
+    confidence_level : float
+    calibration : str
+        EL's (CR(-2) takes chi2 where EL takes the bootstrap).
+    quantile : float
+        EL's likelihood-ratio threshold.
+    weight_check : WeightCheck
+        :meth:`Sample.weight_check` of the log.
+    estimate : EstimateResult
+        EL's estimate in full.
+    interval : IntervalResult
+        EL's interval in full.
+    """
+
+    COLUMNS: ClassVar[tuple] = MethodResult._fields
+
+    results: tuple
+    notes: tuple
+    n: float
+    wmin: float
+    wmax: float
+    rmin: float
+    rmax: float
+    confidence_level: float
+    calibration: str
+    quantile: float
+    weight_check: Any = field(repr=False)
+    estimate: EstimateResult = field(repr=False)
+    interval: IntervalResult = field(repr=False)
+
+    def _table(self):
+        return list(self.COLUMNS), [list(r) for r in self.results]
+
+    def __getitem__(self, method: str) -> MethodResult:
+        """The row of ``method`` (``"el"``, ``"ips"``, ...)."""
+        for row in self.results:
+            if row.method == method:
+                return row
+        raise KeyError(f"{method!r} is not one of {', '.join(r.method for r in self.results)}")
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -10,6 +11,8 @@ from . import _calibration
 from . import _validation as iv
 from .errors import InvalidInputError
 
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
 
 #: :meth:`Sample.weight_check`'s rule: the mean weight is implausible when EL's likelihood-ratio
 #: statistic of ``E[w] = 1`` exceeds ``WEIGHT_CHECK_Z**2`` (4 "standard errors") and the mean is
@@ -97,6 +100,16 @@ class RewardScale:
         return float(out) if out.ndim == 0 else out
 
 
+class _FromDataFrame:
+    """:attr:`Sample.from_dataframe`: the function :func:`elcvx.io.sample_from_dataframe` itself,
+    looked up on first use (the readers build samples, so this module does not import them)."""
+
+    def __get__(self, obj, owner=None):
+        from .io import sample_from_dataframe
+
+        return sample_from_dataframe
+
+
 class Sample(RewardScale):
     """A validated, immutable off-policy sample.
 
@@ -121,13 +134,19 @@ class Sample(RewardScale):
         Bounds on the reward. Rewards are rescaled to ``[0, 1]`` inside; every reported number is
         on this ``[rmin, rmax]`` scale.
 
+    Attributes
+    ----------
+    n : int or float
+        The number of examples: the number of rows (an ``int``) without counts, the sum of the
+        counts (a ``float``; counts may be fractional) with them. ``n_rows`` is the rows stored.
+
     Examples
     --------
     >>> import numpy as np
     >>> from elcvx import Sample
     >>> s = Sample([0.0, 2.0, 2.0, 0.5], [1.0, 0.0, 0.0, 1.0], wmax=10)
     >>> s.n, s.n_rows
-    (4.0, 4)
+    (4, 4)
     >>> c = s.compress()
     >>> c.n_rows, c.counts.tolist()
     (3, [1.0, 1.0, 2.0])
@@ -142,9 +161,11 @@ class Sample(RewardScale):
     wmax: float
     rmin: float
     rmax: float
-    n: float = field(repr=False)
+    n: int | float = field(repr=False)
 
-    def __init__(self, w, r, *, counts=None, wmin=0.0, wmax=np.inf, rmin=0.0, rmax=1.0):
+    def __init__(self, w: ArrayLike, r: ArrayLike, *, counts: ArrayLike | None = None,
+                 wmin: float = 0.0, wmax: float = np.inf, rmin: float = 0.0,
+                 rmax: float = 1.0) -> None:
         wmin = iv.finite_scalar("wmin", wmin)
         wmax = iv.finite_scalar("wmax", wmax, allow_inf=True)
         rmin = iv.finite_scalar("rmin", rmin)
@@ -185,7 +206,7 @@ class Sample(RewardScale):
                                         "finite and at least 2.2e-308 (rescale the counts)",
                                         field="counts", value=n)
         else:
-            n = float(w.size)
+            n = int(w.size)  # the number of rows, as an int: examples are counted, not measured
         for name, value in (("w", w), ("r", r), ("counts", counts), ("wmin", wmin), ("wmax", wmax),
                             ("rmin", rmin), ("rmax", rmax), ("n", n), ("_w_span", w_span)):
             object.__setattr__(self, name, value)
@@ -212,15 +233,17 @@ class Sample(RewardScale):
             return self.r
         return iv.frozen(np.clip((self.r - self.rmin) / (self.rmax - self.rmin), 0.0, 1.0))
 
-    def with_rewards(self, r) -> Sample:
+    def with_rewards(self, r: ArrayLike) -> Sample:
         """The same weights, counts and bounds with other rewards (validated)."""
         return Sample(self.w, r, counts=self.counts, wmin=self.wmin, wmax=self.wmax,
                       rmin=self.rmin, rmax=self.rmax)
 
     # -- constructors ----------------------------------------------------------------------------
     @classmethod
-    def from_probs(cls, target_prob, logging_prob, reward, *, pmin=None, wmax=None, wmin=0.0,
-                   counts=None, rmin=0.0, rmax=1.0) -> Sample:
+    def from_probs(cls, target_prob: ArrayLike, logging_prob: ArrayLike, reward: ArrayLike, *,
+                   pmin: float | None = None, wmax: float | None = None, wmin: float = 0.0,
+                   counts: ArrayLike | None = None, rmin: float = 0.0,
+                   rmax: float = 1.0) -> Sample:
         """Build a sample from the probabilities of the logged actions.
 
         ``w = target_prob / logging_prob``. The weight bound comes from ``wmax`` if given, else
@@ -251,18 +274,11 @@ class Sample(RewardScale):
             w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
         return cls(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
 
-    @classmethod
-    def from_dataframe(cls, df, **options) -> Sample:
-        """Build a sample from the columns of a pandas DataFrame.
-
-        ``weight=`` or ``target_prob=`` and ``logging_prob=``, ``reward=`` or ``cost=``,
-        ``count=`` name the columns; the bounds are as in :meth:`from_probs` (plus ``cmin``,
-        ``cmax`` for costs). The same as :func:`elcvx.io.sample_from_dataframe` (needs pandas),
-        which it calls: the readers build samples, so this module does not import them.
-        """
-        from .io import sample_from_dataframe
-
-        return sample_from_dataframe(df, **options)
+    from_dataframe = _FromDataFrame()
+    """``Sample.from_dataframe(df, *, weight=, target_prob=, logging_prob=, reward=, cost=,
+    count=, wmin=, wmax=, pmin=, rmin=, rmax=, cmin=, cmax=)``: a sample from the columns of a
+    pandas DataFrame, each keyword naming a column or a bound. It is
+    :func:`elcvx.io.sample_from_dataframe` (needs pandas), whose documentation has the details."""
 
     # -- compression -----------------------------------------------------------------------------
     def compress(self) -> Sample:
@@ -358,16 +374,22 @@ class Sample(RewardScale):
 
 def check_sample(value, scans: bool = False) -> Sample:
     """``value``, checked to be a :class:`Sample` (the estimators' first step); with ``scans``,
-    a :class:`~elcvx.io.LogScan` too (a log evaluated chunk by chunk)."""
-    if scans and not isinstance(value, Sample):
+    a :class:`~elcvx.io.LogScan` too (a log evaluated chunk by chunk). A log read by
+    :mod:`elcvx.io` (a :class:`~elcvx.io.Log`: anything whose ``.sample`` is one of them) stands
+    for its sample, so ``elcvx.estimate(io.read_log(path))`` works as it reads."""
+    if not isinstance(value, Sample):
         from .io.scan import LogScan
 
         if isinstance(value, LogScan):
-            return value
+            if scans:
+                return value
+        elif isinstance(getattr(value, "sample", None), (Sample, LogScan)):
+            return check_sample(value.sample, scans)
     if not isinstance(value, Sample):
         raise InvalidInputError(
-            f"sample must be an elcvx.Sample, got {type(value).__name__}; build one with "
-            "elcvx.Sample(w, r, wmax=...) or Sample.from_probs(...)", field="sample", value=value)
+            f"sample must be an elcvx.Sample or a log read by elcvx.io, got "
+            f"{type(value).__name__}; build one with elcvx.Sample(w, r, wmax=...), "
+            "Sample.from_probs(...) or elcvx.io.read_log(path, ...)", field="sample", value=value)
     return value
 
 

@@ -44,6 +44,12 @@ __all__ = ["BettingSequence", "DDRMSequence", "betting_sequence", "ddrm_sequence
 MERGES = ("product", "union")
 
 
+def __dir__():
+    # What the module offers, not what it imports (np, math, iv, ...): dir() and a notebook's
+    # tab completion list the names of __all__.
+    return sorted(__all__)
+
+
 class _Sequence:
     """A confidence sequence fed in log order: ``update(w, r)`` with a row or a chunk of rows.
 

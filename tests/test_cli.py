@@ -97,7 +97,8 @@ def test_evaluate_csv_output_costs_counts_and_options(logs):
     assert out.returncode == 0, out.stderr
     rows = pd.read_csv(__import__("io").StringIO(out.stdout))
     assert list(rows.columns) == ["method", "estimate", "low", "high", "n", "wmin", "wmax",
-                                  "confidence_level", "estimate_low", "estimate_high"]
+                                  "confidence_level", "estimate_low", "estimate_high",
+                                  "weights_plausible", "notes"]
     sample = elcvx.Sample(frame["w"], frame["click"], counts=frame["n"], wmax=12)
     ref = api(sample, 0.9, "f")
     assert rows["method"].tolist() == list(METHODS)
@@ -116,7 +117,7 @@ def test_evaluate_dsjson(logs):
     from elcvx import io as eio
     log = eio.read_dsjson(paths["dsjson"], target_prob=TARGET, pmin=PMIN)
     check_report(rep, log.sample)
-    assert rep["skipped"] == 1 and rep["rows"] == 7 and rep["format"] == "dsjson"
+    assert rep["skipped"] == 1 and rep["rows"] == 7 and rep["input_format"] == "dsjson"
     assert any('skipped 1 of 7 events with "_skipLearn": true' in n for n in rep["notes"])
     assert any("Kish's effective sample size" in n for n in rep["notes"])
 
@@ -396,3 +397,129 @@ def test_a_baseline_that_cannot_be_computed_is_one_note(tmp_path, capsys, monkey
     lines = capsys.readouterr().out.splitlines()
     assert [ln for ln in lines if ln.startswith("CR(-2)")][0].split() == ["CR(-2)", "-"]
     assert sum(ln.startswith("note: CR(-2): cannot be computed") for ln in lines) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 27: CSV keeps the notes; JSON and CSV write numbers alike; --points K prints K rows; the
+# messages of a reward scale and a delimiter say what to give
+# ------------------------------------------------------------------------------------------------
+def swapped_log(tmp_path):
+    """An epsilon-greedy log written with its two probability columns swapped: the weights
+    h/pi average far from 1 (about 0.66), and every estimate from them is wrong."""
+    frame = make_frame(n=400, seed=3)
+    path = tmp_path / "swapped.csv"
+    frame.rename(columns={"p_target": "p_log", "p_log": "p_target"}).assign(
+        p_log=lambda f: f["p_log"].clip(lower=PMIN)).to_csv(path, index=False)
+    return path
+
+
+def test_csv_keeps_the_weight_warning(tmp_path):
+    path = swapped_log(tmp_path)
+    args = ["evaluate", path, "--target-prob-col", "p_target", "--logging-prob-col", "p_log",
+            "--reward-col", "click", "--pmin", PMIN]
+    rep = json.loads(run(*args, "--format", "json").stdout)
+    assert rep["weight_check"]["plausible"] is False
+    (warning,) = [n for n in rep["notes"] if "the probability columns are probably wrong" in n]
+    out = run(*args, "--format", "csv")
+    assert out.returncode == 0
+    # On stderr, each note as one line, exactly those of the JSON form ...
+    assert out.stderr.splitlines() == [f"elcvx: note: {n}" for n in rep["notes"]]
+    # ... and in the CSV itself: the verdict and the warning on every row.
+    rows = pd.read_csv(__import__("io").StringIO(out.stdout))
+    assert (rows["weights_plausible"] == False).all()  # noqa: E712  (a column of booleans)
+    assert all(warning in text.split(" | ") for text in rows["notes"])
+
+
+def test_csv_notes_of_a_method_are_on_its_row(logs):
+    _, paths = logs
+    out = run("evaluate", paths["log.csv"], "--weight-col", "w", "--reward-col", "click",
+              "--format", "csv")  # wmax = inf: a note for the whole log and one for Binomial
+    rows = pd.read_csv(__import__("io").StringIO(out.stdout)).set_index("method")["notes"]
+    notes = [line.removeprefix("elcvx: note: ") for line in out.stderr.splitlines()]
+    (binomial,) = [n for n in notes if n.startswith("Binomial: ")]
+    (el,) = [n for n in notes if n.startswith("EL: ")]
+    (general,) = [n for n in notes if n.startswith("the importance weights")]
+    assert rows["binomial"].split(" | ") == [general, binomial]
+    assert rows["el"].split(" | ") == [general, el] and rows["ips"].split(" | ") == [general]
+
+
+def test_a_correct_log_has_no_notes_in_csv(logs):
+    frame, paths = logs
+    out = run("evaluate", paths["log.csv"], "--target-prob-col", "p_target", "--logging-prob-col",
+              "p_log", "--reward-col", "click", "--pmin", PMIN, "--format", "csv")
+    assert out.returncode == 0 and out.stderr == ""
+    rows = pd.read_csv(__import__("io").StringIO(out.stdout))
+    assert (rows["weights_plausible"] == True).all() and rows["notes"].isna().all()  # noqa: E712
+
+
+@pytest.mark.parametrize("wmax, expected_wmax", [("inf", None), ("10", 10.0)])
+def test_json_and_csv_write_wmax_alike(logs, capsys, wmax, expected_wmax):
+    _, paths = logs
+    args = ["evaluate", str(paths["log.csv"]), "--weight-col", "w", "--reward-col", "click",
+            "--wmax", wmax]
+    assert main(args + ["--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert main(args + ["--format", "csv"]) == 0
+    cells = {line.split(",")[6] for line in capsys.readouterr().out.splitlines()[1:]}
+    # null in JSON, an empty cell in CSV: the same "no number" (pandas reads both as missing)
+    assert rep["wmax"] == expected_wmax
+    assert cells == {"" if expected_wmax is None else repr(expected_wmax)}
+
+
+def test_json_names_the_input_format(logs, capsys):
+    _, paths = logs
+    for command in ("evaluate", "profile"):
+        assert main([command, str(paths["log.parquet"]), "--weight-col", "w", "--reward-col",
+                     "click", "--wmax", "10", "--format", "json"]) == 0
+        rep = json.loads(capsys.readouterr().out)
+        assert rep["input_format"] == "parquet" and "format" not in rep
+
+
+@pytest.mark.parametrize("points", [3, 5, 21])
+def test_points_k_prints_k_rows_with_the_estimate_and_the_ends(logs, capsys, points):
+    _, paths = logs
+    args = ["profile", str(paths["log.csv"]), "--weight-col", "w", "--reward-col", "click",
+            "--wmax", "10", "--points", str(points)]
+    assert main(args + ["--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    v = [p["v"] for p in rep["profile"]]
+    assert len(v) == points and v == sorted(v)
+    assert {rep["estimate"], rep["low"], rep["high"]} <= set(v)
+    assert main(args) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert len(table) == 3 + points + 1  # header lines, the rows, "* inside the interval"
+    assert main(["profile", str(paths["log.csv"]), "--weight-col", "w", "--reward-col", "click",
+                 "--points", "2"]) == 2
+    assert "at least 3 points" in capsys.readouterr().err
+
+
+def test_reward_outside_the_range_names_the_options(tmp_path, capsys):
+    path = tmp_path / "ratings.csv"
+    path.write_text("w,r\n1,5\n2,3\n0.5,1\n")
+    assert main(["evaluate", str(path), "--wmax", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "line 2: reward (column 'r') = 5.0 is outside [0.0, 1.0]" in err
+    assert "--rmin R --rmax R" in err
+    assert main(["evaluate", str(path), "--wmax", "4", "--rmin", "1", "--rmax", "5"]) == 0
+
+
+@pytest.mark.parametrize("sep, fragment", [
+    (";", "separated by semicolons (';')"),
+    ("|", "separated by pipes ('|')"),
+    ("\t", "separated by tabs"),
+])
+def test_another_delimiter_is_named(tmp_path, capsys, sep, fragment):
+    path = tmp_path / "log.csv"
+    path.write_text(sep.join(["w", "r"]) + "\n" + sep.join(["1", "0.5"]) + "\n")
+    assert main(["evaluate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.splitlines()) == 1
+    fix = "--input-format tsv" if sep == "\t" else f"pandas.read_csv(path, sep={sep!r})"
+    assert fix in err
+    if sep != "\t":  # the suggested line reads it
+        fixed = tmp_path / "fixed.csv"
+        pd.read_csv(path, sep=sep).to_csv(fixed, index=False)
+        assert main(["evaluate", str(fixed), "--wmax", "2"]) == 0
+    else:
+        assert main(["evaluate", str(path), "--input-format", "tsv", "--wmax", "2"]) == 0
+    capsys.readouterr()

@@ -18,9 +18,11 @@ from elcvx.cli import main
 from elcvx.errors import InvalidInputError
 from elcvx.testing import assert_agree
 
-distributed = pytest.importorskip("distributed")
-dask = pytest.importorskip("dask")
-dd = pytest.importorskip("dask.dataframe")
+from extras import need  # noqa: E402
+
+distributed = need("distributed")
+dask = need("dask")
+dd = need("dask.dataframe")
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

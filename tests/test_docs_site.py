@@ -28,14 +28,18 @@ from pathlib import Path
 
 import pytest
 
+from extras import need
+
 ROOT = Path(__file__).resolve().parents[1]
 KATEX = ROOT / "docs" / "assets" / "katex"
 # The API pages and the modules each documents (mkdocstrings gives each object the id of its
 # full path). The first page, docs/api.md, is the reference's landing page.
 API_PAGES = {
     "api.md": ["elcvx", "elcvx.Sample", "elcvx.estimate.estimate", "elcvx.interval.interval",
-               "elcvx.interval.profile", "elcvx._difference.difference", "elcvx.results",
-               "elcvx.errors"],
+               "elcvx.interval.profile", "elcvx._difference.difference",
+               "elcvx._evaluation.evaluate", "elcvx.errors"],
+    "api/results.md": ["elcvx.results", "elcvx.results.EvaluationResult",
+                       "elcvx.results.EstimateResult.confidence_interval"],
     "api/programs.md": ["elcvx.programs", "elcvx.programs.empirical_likelihood",
                         "elcvx.programs.cressie_read", "elcvx.programs.learning"],
     "api/baselines.md": ["elcvx.baselines"],
@@ -66,7 +70,7 @@ def _built_url(page: str) -> str:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     for module in ("mkdocs", "material", "mkdocstrings_handlers.python"):
-        pytest.importorskip(module)
+        need(module)
     out_dir = tmp_path_factory.mktemp("site")
     out = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out_dir)],
@@ -238,3 +242,19 @@ def test_generated_sections_name_existing_benchmarks():
             seen.add((page.name, begin[1]))
     assert {("performance.md", f"bench_{name}.py") for name in ("core", "cvxpy", "formulations")
             } | {("learning.md", "bench_learning.py")} <= seen
+
+
+def test_the_notebook_is_a_page(site):
+    # examples/evaluate_a_log.ipynb rendered by docs/_hooks/notebook.py: its code, what it
+    # printed, the evaluation's table and its two figures, inline (no other file, no host).
+    nb = json.loads((ROOT / "examples" / "evaluate_a_log.ipynb").read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    printed = ["".join(o["text"]) for c in code for o in c["outputs"] if o["output_type"] == "stream"]
+    page = html.unescape((site / "notebook" / "index.html").read_text(encoding="utf-8"))
+    text = re.sub(r"<[^>]+>", "", page)
+    for block in printed:
+        for line in block.splitlines():
+            assert line.strip() in text, line
+    assert "elcvx.evaluate(sample)" in text
+    assert page.count('src="data:image/png;base64,') == 2
+    assert "<strong>EvaluationResult</strong>" in page  # the result's table, as Jupyter shows it

@@ -1,13 +1,17 @@
 """Every script of examples/ runs (as a reader runs it: a subprocess from the repository root),
-with small arguments where it takes any, and prints what the README shows of it."""
+with small arguments where it takes any, and prints what the README shows of it; the notebook
+runs and prints what it shows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +26,8 @@ def _run(*argv, timeout=120) -> str:
 
 def test_every_example_is_run_here():
     assert {p.name for p in (ROOT / "examples").glob("*.py")} == {
-        "compare_estimators.py", "make_example_log.py", "learn_policy.py"}
+        "compare_estimators.py", "make_example_log.py", "learn_policy.py", "make_shop_log.py"}
+    assert {p.name for p in (ROOT / "examples").glob("*.ipynb")} == {"evaluate_a_log.ipynb"}
 
 
 def test_compare_estimators_prints_the_readme_table():
@@ -51,3 +56,109 @@ def test_learn_policy_runs_small():
     assert "true value of the logging policy: 0.6555" in out
     rows = re.findall(r"^(alternating|direct)\s+softmax\s+(lower_bound|estimate|ips)\s", out, re.M)
     assert len(rows) == 6
+
+
+def test_make_shop_log_rewrites_the_notebooks_log(tmp_path):
+    out = _run("examples/make_shop_log.py", tmp_path / "shop.csv")
+    assert out == f"wrote {tmp_path / 'shop.csv'}: 4000 rows\n"
+    assert (tmp_path / "shop.csv").read_bytes() == (EXAMPLES / "data" / "shop_log.csv").read_bytes()
+
+
+# ------------------------------------------------------------------------------------------------
+# The notebook: its code cells run, top to bottom, and print what the saved notebook shows
+# ------------------------------------------------------------------------------------------------
+EXAMPLES = ROOT / "examples"
+NOTEBOOK = EXAMPLES / "evaluate_a_log.ipynb"
+
+
+def _cells():
+    import json
+
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else value
+
+
+def _shown_stdout(cell) -> str:
+    return "".join(_text(o["text"]) for o in cell["outputs"]
+                   if o["output_type"] == "stream" and o["name"] == "stdout")
+
+
+def _check(where, want, got):
+    import doctest
+
+    flags = doctest.NORMALIZE_WHITESPACE
+    checker = doctest.OutputChecker()
+    assert checker.check_output(want, got, flags), \
+        f"{where}: prints\n{got}\nbut the notebook shows\n{want}"
+
+
+def test_the_saved_notebook_was_run_top_to_bottom():
+    cells = _cells()
+    assert [c["execution_count"] for c in cells] == list(range(1, len(cells) + 1))
+    assert not any(o["output_type"] == "error" for c in cells for o in c["outputs"])
+    images = [o for c in cells for o in c["outputs"] if "image/png" in o.get("data", {})]
+    assert len(images) == 2  # the profile and the confidence sequence
+
+
+def test_notebook_runs_and_prints_what_it_shows(monkeypatch):
+    # Each code cell runs in one namespace, from examples/ (a notebook's folder is its working
+    # directory and on its path), with matplotlib drawing off screen; what a cell prints must be
+    # what the saved notebook shows under it. No Jupyter needed: `make test-notebook` runs it
+    # through a real kernel too. About 3 s.
+    import ast
+    import contextlib
+    import io
+
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(EXAMPLES)
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    namespace = {"__name__": "__main__"}
+    for i, cell in enumerate(_cells(), 1):
+        source = _text(cell["source"])
+        tree = ast.parse(source)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), warnings_off():
+            exec(compile(tree, f"{NOTEBOOK.name} cell {i}", "exec"), namespace)
+        _check(f"{NOTEBOOK.name}, code cell {i}", _shown_stdout(cell), out.getvalue())
+    plt.close("all")
+
+
+@contextlib.contextmanager
+def warnings_off():
+    """plt.show() on the Agg backend warns that it cannot show: in a notebook it shows."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*non-interactive.*")
+        yield
+
+
+def test_notebook_runs_in_a_jupyter_kernel(tmp_path):
+    # The notebook through nbclient and a real IPython kernel (`make test-notebook`), as a
+    # reader runs it: every cell without error, and the printed output as saved.
+    from extras import need
+
+    nbformat, nbclient = need("nbformat"), need("nbclient")
+    need("ipykernel")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    env_path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + env_path  # (the kernel's elcvx: this one)
+    try:
+        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(EXAMPLES)}}).execute()
+    finally:
+        os.environ["PYTHONPATH"] = env_path
+    for i, (ran, saved) in enumerate(zip([c for c in nb.cells if c.cell_type == "code"],
+                                         _cells()), 1):
+        _check(f"{NOTEBOOK.name}, code cell {i} (kernel)", _shown_stdout(saved),
+               _shown_stdout(ran))

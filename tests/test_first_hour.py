@@ -237,3 +237,20 @@ def test_obp_torch_note_where_the_adapter_is_documented():
     section = cli_md.split("## Open Bandit Pipeline", 1)[1]
     assert "PyTorch" in section and "several GB" in section
     assert "PyTorch" in elcvx.adapters.__doc__
+
+
+def test_readme_setup_states_size_and_time_and_the_extras_commands():
+    # Issue 27, item 4: the first section says what `make test` installs, how big and how long
+    # (measured on a fresh clone), and each heavy extra's own test command exists in the Makefile.
+    readme = README.read_text(encoding="utf-8")
+    setup = " ".join(readme[readme.index("## Set-up"):readme.index("## Use")].split())
+    assert re.search(r"`make test` took \d+ min \d+ s in all, \d+ s to build the \d+ MB `\.venv`",
+                     setup), setup[:600]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    commands = re.findall(r"`make (test-[a-z]+)`", setup)
+    assert {"test-spark", "test-dask", "test-vw", "test-docs", "test-all"} <= set(commands)
+    for target in commands:
+        assert re.search(rf"^{target}:", makefile, re.M), target
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    test_extra = re.search(r"^test = \[(.*)\]", pyproject, re.M).group(1)
+    assert "pyspark" not in test_extra and "dask" not in test_extra and "mkdocs" not in test_extra

@@ -20,6 +20,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from extras import need
+
 import elcvx
 from elcvx import InvalidInputError, Sample, SolverError
 from elcvx import _moment
@@ -485,7 +487,7 @@ def test_vw_adapter_missing_dependency_names_the_extra(monkeypatch):
 
 
 def test_vw_learner_beats_the_logging_policy(bandit_log):
-    pytest.importorskip("vowpalwabbit")
+    need("vowpalwabbit")
     bandit, (X, a, p, r) = bandit_log
     pol = VowpalWabbitPolicy(3)
     try:

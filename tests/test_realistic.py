@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extras import need
+
 from elcvx.experiments import realistic as R
 from elcvx.experiments.realistic.data import _splits
 from elcvx.experiments.realistic.policies import _features, _target_policy
@@ -133,7 +135,7 @@ def test_draw_actions_follows_pmf():
 
 @needs_data
 def test_quick_run_cli_columns_and_reproducibility(tmp_path):
-    pytest.importorskip("vowpalwabbit")
+    need("vowpalwabbit")
     args = ["reproduce", "realistic", "--data-dir", str(DATA), "--datasets", "1413,1473",
             "--strategies", "epsilon=0.1,bag=10", "--replicates", "4", "--learning-replicates", "3",
             "--jobs", "1", "--quiet"]
@@ -171,7 +173,7 @@ def test_quick_run_cli_columns_and_reproducibility(tmp_path):
 @needs_data
 def test_merge_of_split_runs_equals_one_run(tmp_path, capsys):
     """Runs split by strategy, merged, give the rows and tables of one run of both strategies."""
-    pytest.importorskip("vowpalwabbit")
+    need("vowpalwabbit")
     common = ["reproduce", "realistic", "--data-dir", str(DATA), "--datasets", "1413,1473",
               "--replicates", "4", "--learning-replicates", "3", "--jobs", "1", "--quiet"]
     assert reproduce_main(common + ["--strategies", "epsilon=0.1,bag=10", "--out", str(tmp_path / "whole")]) == 0
@@ -255,7 +257,7 @@ def test_merge_errors(tmp_path, capsys):
 @needs_data
 def test_truth_by_hand_through_the_pipeline():
     """The OPE task's truth equals the target policy's accuracy computed here from the labels."""
-    pytest.importorskip("vowpalwabbit")
+    need("vowpalwabbit")
     ds = R.load_folder(DATA, datasets=[1473])[0]
     _, _, _, ope, _, info, _ = _run_ope((ds, 0, "epsilon=0.1", 7, 2, False))
     init, learn, ev = _splits(ds, "ope")
@@ -271,7 +273,7 @@ def test_truth_by_hand_through_the_pipeline():
 @needs_data
 def test_el_vs_snips_diagnostic_uses_the_table_1_logs():
     """docs/realistic/el_vs_snips.py's ``el`` column is Table 1's EL on the same evaluation logs."""
-    pytest.importorskip("vowpalwabbit")
+    need("vowpalwabbit")
     import importlib.util
 
     path = Path(__file__).resolve().parents[1] / "docs" / "realistic" / "el_vs_snips.py"
@@ -324,7 +326,7 @@ def test_el_cv_rows_and_the_reward_predictor_on_a_small_dataset():
     """EL with the reward predictor (el-cv): finite rows in the reward range, intervals that hold
     the estimate, and the constraint built from r_hat fitted here independently (per-action VW
     regressions on the logging split's bandit feedback): ``expected = sum_a pi r_hat`` for a row."""
-    vw = pytest.importorskip("vowpalwabbit")
+    vw = need("vowpalwabbit")
     import elcvx
 
     ds = R.load_folder(DATA, datasets=[1413])[0]  # iris: 150 rows, 3 actions, 30 per split

@@ -5,6 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extras import need
+
 import elcvx
 from elcvx.experiments import realistic as R
 from elcvx.experiments import rho_study as RS
@@ -73,7 +75,7 @@ def test_realistic_table_counts_by_hand():
 
 @needs_data
 def test_realistic_el_column_is_table_1_s():
-    pytest.importorskip("vowpalwabbit")
+    need("vowpalwabbit")
     ds = R.load_folder(DATA, datasets=[1473])[0]
     si = R.STRATEGIES.index("epsilon=0.05")
     _, _, _, ope, _, _, _ = _run_ope((ds, si, "epsilon=0.05", R.DEFAULT_SEED, 4, False))

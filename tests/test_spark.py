@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pyspark = pytest.importorskip("pyspark")
+from extras import need  # noqa: E402
+
+pyspark = need("pyspark")
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

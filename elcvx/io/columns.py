@@ -11,10 +11,30 @@ def _pandas():
     return _require("pandas", "io", "reading CSV, Parquet and JSON-lines logs")
 
 
+#: Delimiters that a CSV exported by a spreadsheet or a database may use instead of a comma.
+_OTHER_DELIMITERS = {";": "semicolons (';')", "|": "pipes ('|')", "\t": "tabs"}
+
+
 def _shown(present) -> str:
+    """The columns a table has, for an error message; with a hint when its one column's name
+    shows that the file is separated by another character than the reader's (a semicolon-
+    separated CSV read as comma-separated has one column named ``'w;r'``)."""
     present = list(present)
     text = ", ".join(map(repr, present[:20])) + (", ..." if len(present) > 20 else "")
-    return text or "none"
+    return (text or "none") + _delimiter_hint(present)
+
+
+def _delimiter_hint(present) -> str:
+    if len(present) != 1:
+        return ""
+    for sep, name in _OTHER_DELIMITERS.items():
+        if sep in str(present[0]):
+            fix = ("name it .tsv, or give --input-format tsv (format='tsv')" if sep == "\t" else
+                   f"write it again with commas, e.g. pandas.read_csv(path, sep={sep!r})"
+                   ".to_csv('log.csv', index=False)")
+            return (f"; the header looks separated by {name}, but a CSV log is read as "
+                    f"comma-separated: {fix}")
+    return ""
 
 
 def _missing_columns(path, wanted, present):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +17,9 @@ from .frames import _build_sample, _check_weights, _column, _locator, _numeric, 
 from .json_tables import _json_lines
 from .logs import Log
 from .tables import read_table
+
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
 
 
 #: How dsjson's ``pdrop`` becomes counts (see :func:`read_dsjson`).
@@ -46,9 +51,13 @@ def _logging_prob(rec, lineno, path):
                             "'_label_Action' found in 'a' with its probability in 'p')")
 
 
-def read_dsjson(path, *, target_prob, target_prob_column="target_prob", pdrop="ess", wmin=0.0,
-                wmax=None, pmin=None, rmin=None, rmax=None, cmin=None, cmax=None,
-                progress=None) -> Log:
+def read_dsjson(path: str | os.PathLike, *,
+                target_prob: Callable[[dict], float] | ArrayLike | str | os.PathLike,
+                target_prob_column: str = "target_prob",
+                pdrop: str = "ess", wmin: float = 0.0, wmax: float | None = None,
+                pmin: float | None = None, rmin: float | None = None, rmax: float | None = None,
+                cmin: float | None = None, cmax: float | None = None,
+                progress: bool | None = None) -> Log:
     r"""Read a Vowpal Wabbit decision-service JSON (dsjson) log of contextual-bandit events.
 
     One JSON object per line (blank lines are ignored; gzip or not). From each event:

@@ -32,7 +32,7 @@ def _looks_like_dsjson(line: str) -> bool:
     return isinstance(rec, dict) and any(k in rec for k in _DSJSON_KEYS)
 
 
-def detect_format(path) -> str:
+def detect_format(path: str | os.PathLike) -> str:
     """The format of a log file, from its name and, where that is ambiguous, its first bytes.
 
     ``.csv``, ``.tsv``, ``.parquet``/``.pq``, ``.jsonl``/``.ndjson``/``.json`` and ``.dsjson``

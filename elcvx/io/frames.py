@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from .. import _validation as iv
 from ..errors import ElcvxError, InvalidInputError, WeightWarning
 from ..sample import Sample
 from .columns import _missing_columns, _no_duplicates, _pandas, _shown
+
+if TYPE_CHECKING:  # (annotations only: pandas is imported when a frame is read)
+    import pandas
 
 # The package's folder (elcvx/, above this one): warnings point at the first frame outside it.
 _ELCVX = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -107,8 +111,13 @@ def _relocate(exc: InvalidInputError, where, fields: dict, cost_range=None, rewa
             f"{described} = {-float(exc.value)!r} is outside the cost range [{cmin!r}, {cmax!r}] "
             f"({iv.plural(outside, 'such value')}) (reward = -cost){hint}",
             field=exc.field, index=exc.index, value=exc.value, reason=exc.reason)
-    return InvalidInputError(f"{described} = {exc.value!r} {exc.reason}", field=exc.field,
-                             index=exc.index, value=exc.value, reason=exc.reason)
+    reason = exc.reason
+    if exc.field == "r" and reason.startswith("is outside"):
+        # Rewards on another scale than [0, 1] (a rating, a revenue): say how to give it.
+        reason += ("; give the range rewards can take: rmin and rmax (on the command line, "
+                   "--rmin R --rmax R)")
+    return InvalidInputError(f"{described} = {exc.value!r} {reason}", field=exc.field,
+                             index=exc.index, value=exc.value, reason=reason)
 
 
 def _build_sample(*, w=None, target=None, logging=None, reward, counts, wmin, wmax, pmin, rmin,
@@ -168,9 +177,13 @@ def _resolve_columns(present, weight, target_prob, logging_prob, reward, cost):
     return weight, target_prob, logging_prob, reward, cost
 
 
-def sample_from_dataframe(df, *, weight=None, target_prob=None, logging_prob=None, reward=None,
-                          cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None,
-                          rmax=None, cmin=None, cmax=None) -> Sample:
+def sample_from_dataframe(df: pandas.DataFrame, *, weight: str | None = None,
+                          target_prob: str | None = None, logging_prob: str | None = None,
+                          reward: str | None = None, cost: str | None = None,
+                          count: str | None = None, wmin: float = 0.0, wmax: float | None = None,
+                          pmin: float | None = None, rmin: float | None = None,
+                          rmax: float | None = None, cmin: float | None = None,
+                          cmax: float | None = None) -> Sample:
     """A :class:`~elcvx.Sample` from the columns of a pandas DataFrame.
 
     Without column names, ``target_prob`` and ``logging_prob`` are used if both exist, else

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 from ..errors import InvalidInputError
@@ -48,9 +49,12 @@ class Log:
     notes: tuple = ()
 
 
-def read_log(path, *, format=None, weight=None, target_prob=None, logging_prob=None, reward=None,
-             cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None, rmax=None,
-             cmin=None, cmax=None, progress=None) -> Log:
+def read_log(path: str | os.PathLike, *, format: str | None = None, weight: str | None = None,
+             target_prob: str | None = None, logging_prob: str | None = None,
+             reward: str | None = None, cost: str | None = None, count: str | None = None,
+             wmin: float = 0.0, wmax: float | None = None, pmin: float | None = None,
+             rmin: float | None = None, rmax: float | None = None, cmin: float | None = None,
+             cmax: float | None = None, progress: bool | None = None) -> Log:
     """Read a CSV/TSV, Parquet or JSON-lines log (gzip or not) into a :class:`Log`.
 
     Only the named columns are read. The column and bound parameters are those of
@@ -79,7 +83,7 @@ def read_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     >>> from elcvx.datasets import example_log_path, EXAMPLE_PMIN
     >>> log = io.read_log(example_log_path(), pmin=EXAMPLE_PMIN)
     >>> log.sample.n, log.sample.wmax, log.columns
-    (300.0, 16.0, {'w': 'target_prob / logging_prob', 'r': 'reward'})
+    (300, 16.0, {'w': 'target_prob / logging_prob', 'r': 'reward'})
     """
     path = _check_path(path)
     fmt = _format(path, format)

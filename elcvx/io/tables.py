@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,8 +18,12 @@ from .formats import _format
 from .json_tables import _read_jsonl
 from .progress import Progress, progress_enabled
 
+if TYPE_CHECKING:  # (annotations only: pandas is imported when a table is read)
+    import pandas
 
-def read_table(path, *, columns=None, format=None, progress=None):
+
+def read_table(path: str | os.PathLike, *, columns: list[str] | None = None,
+               format: str | None = None, progress: bool | None = None) -> pandas.DataFrame:
     """Read a CSV/TSV, Parquet or JSON-lines file (gzip or not) into a pandas DataFrame.
 
     The index locates each row in the file, for error messages: for CSV and JSON lines it is
