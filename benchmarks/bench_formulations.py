@@ -1,6 +1,6 @@
 """How often one Clarabel solve of each cvxpy program fails, per formulation and settings.
 
-:mod:`elcvx._cvx` tries one formulation of each computation first (``MLE_ORDER``,
+:mod:`elcvx.cvx` tries one formulation of each computation first (``MLE_ORDER``,
 ``PROFILE_ORDER``, ``LOWER_BOUND_ORDER``) and the lower bound with shorter interior-point steps
 first (:data:`elcvx.programs.base.BOUND_ATTEMPTS`); this measures the evidence for that order.
 On ``--samples`` fresh random samples (tests/test_programs.py's ``make_sample``: rows
@@ -13,7 +13,7 @@ settings, without the certificate or any fallback:
 * "shorter steps": ``BOUND_ATTEMPTS[0]`` (step fraction 0.7, no iterative refinement).
 
 A solve fails unless Clarabel says ``optimal`` with the right value: the fast path's (the
-certified active-set method of :mod:`elcvx._moment`) to 1e-6 on the programs' scale (the
+certified active-set method of :mod:`elcvx.fast.solve`) to 1e-6 on the programs' scale (the
 averaged log-likelihood ``l/N``, or the bound on the unit scale). The profile is solved at the
 fast path's 95% lower bound (where the cvxpy path's last resort looks for its root), the lower
 bound at the 95% quantile. Each cell is the share of samples that failed, and in brackets the
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from elcvx import _moment
+from elcvx import fast
 from elcvx import programs as P
 from elcvx.errors import SolverError
 from elcvx.programs.base import BOUND_ATTEMPTS, CLARABEL_SETTINGS
@@ -70,10 +70,10 @@ def random_sample(seed):
 def references(sample):
     """The fast path's values on the programs' scale, and the parameters of the solves."""
     N = sample.n
-    mle = _moment.mle(sample, ())
-    bound = _moment.lower_bound(sample, (), mle.loglik, CHI2_95, mle_sol=mle)
+    mle = fast.mle(sample, ())
+    bound = fast.lower_bound(sample, (), mle.loglik, CHI2_95, mle_sol=mle)
     v = min(max(bound.value, 1e-6), 1 - 1e-6)
-    prof = _moment.profile(sample, (), np.array([v]), mle_sol=mle)
+    prof = fast.profile(sample, (), np.array([v]), mle_sol=mle)
     phi = -N * math.log(N) - mle.loglik - CHI2_95 / 2.0
     return {"mle": (mle.loglik / N, {}), "profile": (float(prof.loglik[0]) / N, {"v": v}),
             "lower_bound": (bound.value, {"phi": phi})}
@@ -99,7 +99,6 @@ def outcomes(sample):
 
 def table(results):
     """A markdown table: per program, the share of failed solves at each settings."""
-    from elcvx import _cvx
 
     k = len(results)
     lines = ["| computation | formulation | tried | " + " | ".join(SETTINGS) + " |",

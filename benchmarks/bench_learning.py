@@ -35,9 +35,11 @@ from pathlib import Path
 import cvxpy as cp
 import numpy as np
 
-from elcvx import Sample, _moment
+from elcvx import Sample
+from elcvx import fast
 from elcvx.programs.empirical_likelihood import lower_bound_problem
-from elcvx.programs.learning import dro_inner, dro_phi
+from elcvx.cvx.inner import dro_phi
+from elcvx.programs.learning import dro_inner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _docs import write_between_markers  # noqa: E402
@@ -64,8 +66,8 @@ def constant_program(sample, w, phi, form):
 
 def fast_solve(w, u):
     one = Sample(w, u, wmin=0.0, wmax=WMAX)
-    mle = _moment.mle(one, ())
-    _moment.lower_bound(one, (), mle.loglik, CHI2_95, mle_sol=mle)
+    mle = fast.mle(one, ())
+    fast.lower_bound(one, (), mle.loglik, CHI2_95, mle_sol=mle)
 
 
 def compile_times(sizes=(100, 1000, 10000), *, form="dual", seed=0, repeats=3):

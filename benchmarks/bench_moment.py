@@ -1,7 +1,7 @@
 """Passes and time of the constrained EL interval: the active-set method against the barrier.
 
 One control variate (k = 1), N = 1e5 continuous weights: the MLE and both bounds of the 95%
-interval, by elcvx._moment's active-set Newton method and by the barrier method it replaced
+interval, by elcvx.fast.solve's active-set Newton method and by the barrier method it replaced
 (tests/barrier_reference.py, which shares the oracles). Each time is the median of
 ``--repeats`` runs, each on a fresh sample; both methods run on the same samples in the same
 run, and the table gives their ratios. "passes" counts the evaluations of an objective with its
@@ -23,7 +23,8 @@ import numpy as np
 from scipy import stats
 
 import elcvx
-from elcvx import _moment
+from elcvx import fast
+from elcvx import model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import barrier_reference as barrier  # noqa: E402
@@ -48,19 +49,19 @@ def make_model(n, k, seed):
 
 
 def active_set(sample, cons):
-    mle = _moment.mle(sample, cons)
-    ends = [_moment.lower_bound(sample, cons, mle.loglik, CHI2_95, side=side, mle_sol=mle)
+    mle = fast.mle(sample, cons)
+    ends = [fast.lower_bound(sample, cons, mle.loglik, CHI2_95, side=side, mle_sol=mle)
             for side in ("lower", "upper")]
     assert all(s.status == "optimal" for s in (mle, *ends))
     return (ends[0].value, 1.0 - ends[1].value), mle.work[0] + sum(e.work[0] for e in ends)
 
 
 def barrier_method(sample, cons):
-    data = _moment.Moments(sample, cons)
+    data = model.Moments(sample, cons)
     loglik, x, passes = barrier.mle(data)
     ends = []
     for side in ("lower", "upper"):
-        value, _, p = barrier.lower_bound(_moment.Moments(sample, cons, side=side), loglik,
+        value, _, p = barrier.lower_bound(model.Moments(sample, cons, side=side), loglik,
                                           CHI2_95, x)
         ends.append(value)
         passes += p

@@ -6,7 +6,7 @@ Karampatziakis, Langford and Mineiro, "Empirical Likelihood for Contextual Bandi
 also has a fast numpy path; ``method=`` chooses.
 """
 
-from ._difference import difference
+from .difference import difference
 from ._evaluation import evaluate
 from .errors import ElcvxError, InvalidInputError, SolverError
 from .estimate import estimate

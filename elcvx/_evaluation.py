@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import _bootstrap, baselines, cressie_read
+from . import baselines, cressie_read
+from .calibration import bootstrap as _bootstrap
 from . import _validation as iv
 from .errors import InvalidInputError
 from .results import EvaluationResult, MethodResult

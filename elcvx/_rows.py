@@ -1,6 +1,6 @@
 """A log's rows where they are not one array in memory: chunk by chunk from files, or in a
 cluster's partitions. The fast path's programs run on them unchanged: every pass is a fold of
-a block kernel (:mod:`elcvx._oracles`) over each chunk, and a merge of the chunks' partial
+a block kernel (:mod:`elcvx.fast.kernels`) over each chunk, and a merge of the chunks' partial
 sums (a map-reduce).
 
 An engine holds the chunks and has ``map_reduce(fn, merge)``: ``fn`` maps a chunk's
@@ -17,9 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import constraints as mc
-from ._moment import Moments
-from ._oracles import fold_blocks, row_blocks, scratch_rows
-from ._passes import scratch
+from .engines.blocks import fold_blocks, row_blocks, scratch, scratch_rows
+from .model import Moments
 
 
 class Columns(NamedTuple):
@@ -42,7 +41,7 @@ def columns_of(sample, G=None) -> Columns:
 
 def chunk_fold(kernel, merge, b, select, side, params, cols: Columns):
     """``kernel``'s partial over one chunk, block by block, each block's features built as an
-    in-memory model builds them (:func:`elcvx._oracles.row_blocks`: ``w - 1, g - b``; ``w, g``;
+    in-memory model builds them (:func:`elcvx.engines.blocks.row_blocks`: ``w - 1, g - b``; ``w, g``;
     a policy's value ``w u``, or ``w (1 - u)`` on the upper side; ``g``: the rows ``select`` of
     the chunk's ``G``)."""
     w, u, c, G = cols
@@ -58,7 +57,7 @@ def chunk_fold(kernel, merge, b, select, side, params, cols: Columns):
 
 
 class ChunkedMoments(Moments):
-    """The model of :class:`~elcvx._moment.Moments` (a policy's value, with its extra atoms),
+    """The model of :class:`~elcvx.model.Moments` (a policy's value, with its extra atoms),
     its rows in an engine's chunks: each pass is one ``map_reduce``; no per-row array is held,
     so solutions have ``q = None`` and report its sums instead."""
 

@@ -13,7 +13,7 @@ from .errors import InvalidInputError
 
 METHODS = ("auto", "fast", "cvxpy")
 CALIBRATIONS = ("chi2", "f")
-#: The EL interval's and profile's calibrations: the two laws plus the bootstrap (elcvx._bootstrap),
+#: The EL interval's and profile's calibrations: the two laws plus the bootstrap (elcvx.calibration.bootstrap),
 #: which needs the sample, so the closed-form interfaces (CR(-2), differences) keep CALIBRATIONS.
 EL_CALIBRATIONS = CALIBRATIONS + ("bootstrap",)
 

@@ -186,9 +186,9 @@ def emp(sample) -> BaselineEstimate:
     0.7839
     """
     sample = check_sample(sample)
-    from . import _dispatch  # function-local: the solvers are imported when first needed
+    from . import dispatch  # function-local: the solvers are imported when first needed
 
-    q = np.asarray(_dispatch.mle(sample, "auto")[0].q, dtype=float)
+    q = np.asarray(dispatch.mle(sample, "auto")[0].q, dtype=float)
     cq = sample.c * q
     value = float(np.dot(cq, sample.w * sample.u)) / float(cq.sum())
     return BaselineEstimate(_user(sample, value), "emp", sample.n)

@@ -205,7 +205,7 @@ def _likelihood_at(mu, n, c_min, slack, residual, columns, M, moments, q2):
 def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width) -> Certificate:
     """The certificate of a bound's dual point ``y = (gamma, beta, lambda)``: ``B y + floor >= 0``
     are the atoms' constraints, ``sums`` the pass's at ``y``
-    (:class:`~elcvx._oracles.BoundSums`), ``K = exp(-(l + quantile/2) / N)`` with ``l`` the
+    (:class:`~elcvx.fast.kernels.BoundSums`), ``K = exp(-(l + quantile/2) / N)`` with ``l`` the
     reported MLE, ``mle_gap`` its certified gap, ``lin = (1, 1, b)``, ``width`` the range of
     ``E_Q[h]`` (1 for a policy's value). ``error`` bounds the distance of the reported dual
     value to the true bound."""

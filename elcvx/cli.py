@@ -23,7 +23,7 @@ import sys
 import warnings
 
 from . import __version__
-from . import _calibration
+from .calibration import quantiles
 from . import _validation as iv
 from ._cli_args import positive_int
 from ._cli_plot import draw_profile, draw_sequence, require_matplotlib
@@ -147,7 +147,7 @@ def _rho(text):
 
 
 def _add_alternative_option(p):
-    p.add_argument("--alternative", choices=_calibration.ALTERNATIVES, default="two-sided",
+    p.add_argument("--alternative", choices=quantiles.ALTERNATIVES, default="two-sided",
                    help="greater: add one-sided lower bounds (EL's and the finite-sample LS, EB, "
                         "el-betting) at the confidence level; less: upper bounds (default "
                         "two-sided: none)")

@@ -63,7 +63,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import _calibration
+from .calibration import quantiles
 from . import _validation as iv
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, CressieReadBound, CressieReadEstimate, CressieReadInterval
@@ -356,7 +356,7 @@ class CressieReadStats:
         iv.option("calibration", calibration, iv.CALIBRATIONS)
         self._require_data()
         n = float(self._n)
-        q = _calibration.quantile(calibration, level, n)
+        q = quantiles.quantile(calibration, level, n)
         if not math.isfinite(q):
             return CressieReadInterval(self.rmin, self.rmax, level, calibration, q, None, None, n,
                                        status=f"whole range: no {calibration} quantile at N={n:g}")

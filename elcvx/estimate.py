@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _dispatch
+from . import dispatch
 from . import _validation as iv
 from . import constraints as mc
 from ._extra_atom import choose_rho, extra_atom
@@ -85,7 +85,7 @@ def estimate(sample: Sample | Log | LogScan, *, rho: float | str | None = None,
     method = iv.option("method", method, iv.METHODS)
     choose_rho(sample, rho, 0.0, 0.0)  # a bad rho fails before the solve
     model = mc.model(sample, constraints, atoms)
-    sol, path = _dispatch.mle(sample, method, model)
+    sol, path = dispatch.mle(sample, method, model)
     mass, wmass, w_ex, base = extra_atom(sample, sol, with_value=True)
     if model is not None:
         w_ex = None  # several atoms may share the mass

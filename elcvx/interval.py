@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _bootstrap, _calibration, _dispatch
+from . import dispatch
+from .calibration import bootstrap, quantiles
 from . import _validation as iv
 from . import constraints as mc
 from ._extra_atom import extra_atom
@@ -28,7 +29,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
              calibration: str = "chi2",
              constraints: MomentConstraint | Sequence[MomentConstraint] | None = None,
              atoms: ArrayLike | None = None, method: str = "auto",
-             resamples: int = _bootstrap.DEFAULT_RESAMPLES,
+             resamples: int = bootstrap.DEFAULT_RESAMPLES,
              random_state: int | np.random.Generator | None = 0,
              alternative: str = "two-sided") -> IntervalResult:
     r"""The EL confidence interval ``{v : 2 (L_mle - L(v)) <= q}`` (the paper's eq. (lrtest)).
@@ -59,7 +60,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         the limit; with N < 2 it has no quantile and the interval is ``[rmin, rmax]``.
         ``"bootstrap"``: the larger of the chi-square quantile and the bootstrap critical value
         of the statistic, from ``resamples`` resamples of the fitted EL distribution
-        (:mod:`elcvx._bootstrap`; i.i.d. rows only, and without ``constraints``). For when a
+        (:mod:`elcvx.calibration.bootstrap`; i.i.d. rows only, and without ``constraints``). For when a
         rare, large weight makes the statistic heavier-tailed than chi-square(1) at large N;
         the statistics are computed by the fast path's solvers whatever ``method`` is, and
         ``method`` solves the endpoints. The default and the choice between them:
@@ -79,7 +80,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         scipy's convention. ``"greater"``: a one-sided lower bound, ``(low, rmax)``; ``"less"``:
         an upper bound, ``(rmin, high)``. The bound is the end of the two-sided interval at
         level ``2 confidence_level - 1`` (the threshold ``q`` is the calibration's quantile at
-        ``1 - 2 alpha``: :func:`elcvx._calibration.two_sided_level`), and only that end is
+        ``1 - 2 alpha``: :func:`elcvx.quantiles.two_sided_level`), and only that end is
         solved. Needs ``confidence_level > 0.5``.
 
     Returns
@@ -99,7 +100,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
-    threshold_level = _calibration.two_sided_level(level, alternative)
+    threshold_level = quantiles.two_sided_level(level, alternative)
     model = mc.model(sample, constraints, atoms)
     quantile, _, mle, path = _threshold(sample, calibration, threshold_level, method, model,
                                         resamples, random_state)
@@ -110,9 +111,9 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     sides = {"lower": None, "upper": None}  # an end not solved is the reward range's
     statuses = []
     work = mle.work
-    for side in _calibration.solved_sides(alternative):
+    for side in quantiles.solved_sides(alternative):
         # The upper bound is 1 - the lower bound of 1 - u.
-        sol, side_path = _dispatch.lower_bound(sample, mle, quantile, side, method, model=model)
+        sol, side_path = dispatch.lower_bound(sample, mle, quantile, side, method, model=model)
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)
         work = (work[0] + sol.work[0], work[1] + sol.work[1])
@@ -134,8 +135,8 @@ def _threshold(sample, calibration, level, method, model, resamples, random_stat
     """``(quantile, sorted bootstrap statistics or None, mle, path)``: the calibration's threshold,
     after the MLE (which the bootstrap resamples from)."""
     if calibration != "bootstrap":
-        quantile = _calibration.quantile(calibration, level, sample.n)
-        mle, path = _dispatch.mle(sample, method, model) if np.isfinite(quantile) else (None, method)
+        quantile = quantiles.quantile(calibration, level, sample.n)
+        mle, path = dispatch.mle(sample, method, model) if np.isfinite(quantile) else (None, method)
         return quantile, None, mle, path
     if model is not None:
         raise InvalidInputError("calibration='bootstrap' is not available with constraints or atoms; "
@@ -144,10 +145,10 @@ def _threshold(sample, calibration, level, method, model, resamples, random_stat
         raise InvalidInputError("calibration='bootstrap' needs the log's rows in memory (read_log); "
                                 "for a scanned log use 'chi2' or 'f'", field="calibration",
                                 value=calibration)
-    resamples = _bootstrap.resamples(resamples)
-    generator = _bootstrap.rng(random_state)
-    mle, path = _dispatch.mle(sample, method, model)
-    quantile, t = _bootstrap.calibrate(sample, level, resamples, generator)
+    resamples = bootstrap.resamples(resamples)
+    generator = bootstrap.rng(random_state)
+    mle, path = dispatch.mle(sample, method, model)
+    quantile, t = bootstrap.calibrate(sample, level, resamples, generator)
     return quantile, t, mle, path
 
 
@@ -169,7 +170,7 @@ def _interval_status(lower: str, upper: str) -> str:
 def profile(sample: Sample | Log | LogScan, v: ArrayLike, *, calibration: str = "chi2",
             constraints: MomentConstraint | Sequence[MomentConstraint] | None = None,
             atoms: ArrayLike | None = None, method: str = "auto",
-            confidence_level: float = 0.95, resamples: int = _bootstrap.DEFAULT_RESAMPLES,
+            confidence_level: float = 0.95, resamples: int = bootstrap.DEFAULT_RESAMPLES,
             random_state: int | np.random.Generator | None = 0) -> ProfileResult:
     r"""The profile likelihood-ratio statistic ``2 (L_mle - L(v))`` at each candidate ``v``.
 
@@ -222,14 +223,14 @@ def profile(sample: Sample | Log | LogScan, v: ArrayLike, *, calibration: str = 
     if calibration == "bootstrap":
         _, t, mle, _ = _threshold(sample, calibration, level, method, model, resamples, random_state)
     else:
-        mle, _ = _dispatch.mle(sample, method, model)
-    sol, path = _dispatch.profile(sample, sample.to_unit(v_user), mle, method, model)
+        mle, _ = dispatch.mle(sample, method, model)
+    sol, path = dispatch.profile(sample, sample.to_unit(v_user), mle, method, model)
     statistic = np.maximum(2.0 * (sol.loglik - mle.loglik), 0.0)
     if calibration == "bootstrap":
-        pvalue = np.maximum(_calibration.pvalue("chi2", statistic, sample.n),
-                            _bootstrap.pvalue(t, statistic))
+        pvalue = np.maximum(quantiles.pvalue("chi2", statistic, sample.n),
+                            bootstrap.pvalue(t, statistic))
     else:
-        pvalue = _calibration.pvalue(calibration, statistic, sample.n)
+        pvalue = quantiles.pvalue(calibration, statistic, sample.n)
     gaps = np.full(statistic.shape, np.nan) if sol.gap is None else np.asarray(sol.gap)
     error = np.where(np.isfinite(statistic), 2.0 * (gaps + mle.gap), 0.0)
     return ProfileResult(v=v_user, statistic=statistic, pvalue=pvalue,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _calibration
+from .calibration import quantiles
 from . import _validation as iv
 from .errors import InvalidInputError
 
@@ -396,13 +396,13 @@ def check_sample(value, scans: bool = False) -> Sample:
 def weight_check_of(sample, method="auto") -> WeightCheck:
     """:meth:`Sample.weight_check` of a sample, or of a log scanned in chunks (anything with
     ``_weight_moments``, ``n``, ``n_rows`` and ``wmax`` whose MLE the dispatch computes)."""
-    from . import _dispatch
+    from . import dispatch
 
     method = iv.option("method", method, iv.METHODS)
     mean, se = sample._weight_moments()
-    mle, _ = _dispatch.mle(sample, method)
+    mle, _ = dispatch.mle(sample, method)
     statistic = max(2.0 * float(mle.loglik), 0.0)
-    pvalue = float(_calibration.pvalue("chi2", statistic, sample.n))
+    pvalue = float(quantiles.pvalue("chi2", statistic, sample.n))
     if mle.q is None:  # a scanned log: the sum from the fast path's last pass
         wmass = max(1.0 - mle.sums[1], 0.0)
     else:

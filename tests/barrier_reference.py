@@ -1,9 +1,9 @@
 """The barrier method that solved the moment-constrained programs before the active-set method
-(elcvx._moment at commit c9d7437), kept as a reference for tests and benchmarks only.
+(elcvx.fast.solve at commit c9d7437), kept as a reference for tests and benchmarks only.
 
 Newton's method on ``f(x) + mu sum_k log(A_k x + h_k)`` for ``mu`` falling by 10 from ``1e-2``
 to ``1e-15``; each step one pass over the rows. It shares the oracles and the data layout
-(:class:`elcvx._moment.Moments`) with the active-set method, not its iteration, start or
+(:class:`elcvx.model.Moments`) with the active-set method, not its iteration, start or
 stopping rules. ``mle``, ``lower_bound`` and ``profile`` return ``(value, x, passes)``.
 """
 
@@ -14,8 +14,11 @@ import math
 import numpy as np
 from scipy.optimize import linprog
 
-from elcvx import _moment
-from elcvx._passes import FEAS_TOL, Work
+from elcvx import model
+from elcvx.fast import objectives
+from elcvx.fast.objectives import Work
+
+FEAS_TOL = 1e-8  # (the certificate's tolerance when this method was the package's)
 
 _MU_START, _MU_STOP, _MU_FACTOR = 1e-2, 1e-15, 10.0
 _NEWTON_STEPS = 60
@@ -107,9 +110,9 @@ def maximize(oracle, x, A, h):
 
 
 def mle(data):
-    """``(l*, x, passes)`` of a :class:`~elcvx._moment.Moments` model."""
+    """``(l*, x, passes)`` of a :class:`~elcvx.model.Moments` model."""
     work = Work()
-    oracle = _three(data.loglik_oracle(work))
+    oracle = _three(objectives.loglik_oracle(data, work))
     A, h = data.atom_rows()
     x, f, status = maximize(oracle, _start(A, h, np.zeros(A.shape[1]), oracle), A, h)
     assert status == "optimal", status
@@ -120,7 +123,7 @@ def profile(data, v, x_mle):
     """``(l_v, x, passes)`` at one ``v``, from the MLE's point ``x_mle``."""
     work = Work()
     A, h = data.atom_rows(value=v)
-    oracle = _three(data.loglik_oracle(work, v))
+    oracle = _three(objectives.loglik_oracle(data, work, v))
     x, f, status = maximize(oracle, _start(A, h, np.r_[x_mle, 0.0], oracle), A, h)
     assert status == "optimal", status
     return f * data.n, x, work.passes
@@ -131,9 +134,9 @@ def lower_bound(data, loglik, quantile, x_mle):
     work = Work()
     K = math.exp(-(loglik + 0.5 * quantile) / data.n)
     lin = np.r_[1.0, 1.0, data.b]
-    oracle, _ = _moment.bound_oracle(data, K, lin, work)
+    oracle, _ = objectives.bound_oracle(data, K, lin, work)
     oracle = _three(oracle)
-    B, floor = _moment._bound_rows(data.atoms, data.h_lo)
+    B, floor = model.bound_rows(data.atoms, data.h_lo)
     y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
     y, f, status = maximize(oracle, _start(B, floor, y0, oracle), B, floor)
     assert status == "optimal", status

@@ -1,11 +1,11 @@
 """A reference for the paper's programs (no constraint): the specialised solvers that elcvx's
-fast path used before every program went through one active-set method (elcvx._moment).
+fast path used before every program went through one active-set method (elcvx.fast.solve).
 
 Kept here, outside the package, as an independent implementation to test against (as
 tests/barrier_reference.py is for the constrained programs): a 1-d safeguarded Newton method
 (rtsafe) on the MLE's derivative, a 2-d active-set Newton method in the cone coordinates of
 the bound's dual, and the same 2-d method on the profile's dual with the four corner
-constraints. They share only the block-wise passes (elcvx._passes) with the package.
+constraints. They share only the block-wise passes (elcvx.engines.blocks) with the package.
 
 * MLE: ``beta*`` maximises ``sum c log(1 + beta (w - 1))`` on ``[-1/(wmax-1), 1/(1-wmin)]``.
 * Lower bound: ``max K geomean_c(gamma + beta w + w u) - gamma - beta`` over ``gamma + beta
@@ -20,13 +20,16 @@ import math
 
 import numpy as np
 
-from elcvx._bootstrap import _corner_constraints
-from elcvx._passes import FEAS_TOL, GAP_TOL
-from elcvx._passes import Work as _Work
-from elcvx._passes import blocks as _blocks
-from elcvx._passes import scratch as _scratch
-from elcvx._passes import wsum as _wsum
-from elcvx._solutions import BoundSolution, MLESolution, ProfileSolution
+from elcvx.calibration.bootstrap import _corner_constraints
+from elcvx.engines.blocks import blocks as _blocks
+from elcvx.engines.blocks import scratch as _scratch
+from elcvx.engines.blocks import wsum as _wsum
+from elcvx.fast.objectives import Work as _Work
+from elcvx.solutions import BoundSolution, MLESolution, ProfileSolution
+
+# The certificate's tolerances when these solvers were the package's.
+FEAS_TOL = 1e-8
+GAP_TOL = 1e-8
 
 _MAX_ITER = 200
 _SUBSAMPLE_ABOVE = 1 << 18
@@ -584,7 +587,7 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
     sc = _scratch(4, w.size)
     # Beyond 1e150 the Hessian's (w - 1)^2 / a^2 can overflow between the start and the optimum
     # (a weight of 1e300 stopped at a statistic of 3.13 for 3.84): those samples are left to
-    # the general solver (elcvx._moment), which works in scaled coordinates.
+    # the general solver (elcvx.fast.solve), which works in scaled coordinates.
     huge = bool(d.size) and float(np.max(np.abs(d))) > _HUGE_WEIGHT
     for i, vi in enumerate(v):
         if huge and 0.0 < vi < 1.0:

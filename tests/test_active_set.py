@@ -1,13 +1,13 @@
-"""The active-set Newton method of elcvx._moment (elcvx._active_set), against independent solvers.
+"""The active-set Newton method of elcvx.fast.solve (elcvx.fast.active_set), against independent solvers.
 
 * k = 0: the paper's programs, solved by tests/fast2d_reference.py (a different implementation,
-  the package's fast path before every program went through elcvx._moment: a 1-d safeguarded
+  the package's fast path before every program went through elcvx.fast.solve: a 1-d safeguarded
   Newton method for the MLE, a 2-d active-set method in cone coordinates for the bound and the
   profile); the MLE's l* and beta, the profile's l_v and both bounds agree to
   1e-10 relative, on random samples and at the numerical extremes of tests/test_extremes.py. A
   perturbation of 1e-6 in the oracle makes that comparison fail.
 * k = 1..3: the barrier method that solved these programs before (tests/barrier_reference.py,
-  sharing only the oracles) and Clarabel's own answer (elcvx._cvx), every solution
+  sharing only the oracles) and Clarabel's own answer (elcvx.cvx), every solution
   certified.
 * passes over the rows, counted (never timed).
 """
@@ -24,7 +24,14 @@ import pytest
 from scipy import stats
 
 import elcvx
-from elcvx import _active_set, _calibration, _cvx, _moment, _passes, certify
+from elcvx import certify
+from elcvx.fast import active_set
+from elcvx import cvx
+from elcvx import fast
+from elcvx import model
+from elcvx.fast import objectives
+from elcvx.calibration import quantiles
+from elcvx.fast import solve, starts
 from elcvx.constraints import MomentConstraint
 from elcvx.testing import AGREEMENT, assert_agree
 
@@ -79,7 +86,7 @@ def k0_pairs(s, profile=True):
     """``(what, ours, fast's, our status)`` for the MLE, both bounds and (``profile``) the
     profile at two values inside the interval."""
     fm = fast2d.mle(s.w, s.u, s.counts, s.wmin, s.wmax)
-    mm = _moment.mle(s, ())
+    mm = fast.mle(s, ())
     assert fm.status.startswith("optimal")
     yield "l*", mm.loglik, fm.loglik, mm.status
     yield "beta", mm.beta, fm.beta, mm.status
@@ -87,7 +94,7 @@ def k0_pairs(s, profile=True):
     for side, u in (("lower", s.u), ("upper", 1.0 - s.u)):
         fb = fast2d.lower_bound(s.w, u, s.counts, s.wmin, s.wmax, fm.loglik, CHI2_95, q_mle=fm.q,
                                beta_mle=fm.beta)
-        mb = _moment.lower_bound(s, (), mm.loglik, CHI2_95, side=side, mle_sol=mm)
+        mb = fast.lower_bound(s, (), mm.loglik, CHI2_95, side=side, mle_sol=mm)
         assert fb.status.startswith("optimal")
         ends.append(fb.value)
         yield f"{side} bound", mb.value, fb.value, mb.status
@@ -97,7 +104,7 @@ def k0_pairs(s, profile=True):
         v = v[(v > 0) & (v < 1)]
         fp = fast2d.profile(s.w, s.u, s.counts, s.wmin, s.wmax, v, beta_mle=fm.beta)
         assert fp.status == "optimal"
-        mp = _moment.profile(s, (), v, mle_sol=mm)
+        mp = fast.profile(s, (), v, mle_sol=mm)
         yield "l_v", mp.loglik, fp.loglik, mp.status
 
 
@@ -134,9 +141,9 @@ def test_k0_equals_the_fast_path_at_the_extremes(name):
     # that identity instead.
     fast_profile = name != "weight 1e300 = wmax"
     assert_k0_agree(s, profile=fast_profile)
-    mm = _moment.mle(s, ())
-    low = _moment.lower_bound(s, (), mm.loglik, CHI2_95, mle_sol=mm).value
-    stat = 2 * (_moment.profile(s, (), [low], mle_sol=mm).loglik - mm.loglik)
+    mm = fast.mle(s, ())
+    low = fast.lower_bound(s, (), mm.loglik, CHI2_95, mle_sol=mm).value
+    stat = 2 * (fast.profile(s, (), [low], mle_sol=mm).loglik - mm.loglik)
     assert_agree(stat, [CHI2_95], tol=1e-8, what="statistic at the lower bound")
 
 
@@ -166,7 +173,7 @@ def test_the_k0_comparison_fails_on_a_perturbed_oracle(monkeypatch):
         failed = set()
         for name in ("loglik_oracle", "bound_oracle"):
             with monkeypatch.context() as m:
-                m.setattr(_moment, name, tilted(getattr(_moment, name), t))
+                m.setattr(solve, name, tilted(getattr(solve, name), t))
                 for what, ours, fast, status in k0_pairs(s):
                     # Failing the certificate or the comparison both count.
                     if not status.startswith("optimal"):
@@ -190,22 +197,22 @@ def test_constrained_programs_equal_the_barrier_method(seed):
     s = random_sample(seed)
     k = 1 + seed % 3
     cons = random_constraints(s, k, seed)
-    data = _moment.Moments(s, cons)
-    mm = _moment.mle_of(data)
+    data = model.Moments(s, cons)
+    mm = fast.mle_of(data)
     assert mm.status.startswith("optimal")
     l_ref, x_ref, _ = barrier.mle(data)
     assert_agree(mm.loglik, l_ref, tol=BARRIER_TOL, what="l*")
     ends = []
     for side in ("lower", "upper"):
-        model = _moment.Moments(s, cons, side=side)
-        ours = _moment.lower_bound_of(model, mm.loglik, CHI2_95, mm)
+        side_model = model.Moments(s, cons, side=side)
+        ours = fast.lower_bound_of(side_model, mm.loglik, CHI2_95, mm)
         assert ours.status.startswith("optimal"), ours.status
-        ref, _, _ = barrier.lower_bound(model, l_ref, CHI2_95, x_ref)
+        ref, _, _ = barrier.lower_bound(side_model, l_ref, CHI2_95, x_ref)
         assert_agree(ours.value, ref, tol=BARRIER_TOL, what=f"{side} bound")
         ends.append(ours.value)
     low, high = ends[0], 1.0 - ends[1]
     for v in (low + 0.3 * (high - low), low + 0.8 * (high - low)):
-        ours = _moment.profile_of(data, [v], mm)
+        ours = fast.profile_of(data, [v], mm)
         assert ours.status == "optimal"
         ref, _, _ = barrier.profile(data, v, x_ref)
         assert_agree(ours.loglik[0], ref, tol=BARRIER_TOL, scale=max(1.0, abs(ref)), what="l_v")
@@ -216,15 +223,15 @@ def test_constrained_programs_equal_clarabels_answers(seed):
     s = random_sample(seed, n=60)
     cons = random_constraints(s, 1 + seed % 3, seed)
     atoms = elcvx.constraints.extra_atoms(s, cons)
-    mm = _moment.mle(s, cons)
-    cvx = _cvx.mle(s, cons, atoms)
-    assert _cvx.REFINED not in cvx.status  # Clarabel's own answer
-    assert_agree(mm.loglik, cvx.loglik, scale=s.n, what="l*")
+    mm = fast.mle(s, cons)
+    theirs_mle = cvx.mle(s, cons, atoms)
+    assert cvx.REFINED not in theirs_mle.status  # Clarabel's own answer
+    assert_agree(mm.loglik, theirs_mle.loglik, scale=s.n, what="l*")
     for side in ("lower", "upper"):
-        ours = _moment.lower_bound(s, cons, mm.loglik, CHI2_95, side=side, mle_sol=mm)
-        theirs = _cvx.lower_bound(s, loglik=mm.loglik, quantile=CHI2_95, side=side,
+        ours = fast.lower_bound(s, cons, mm.loglik, CHI2_95, side=side, mle_sol=mm)
+        theirs = cvx.lower_bound(s, loglik=mm.loglik, quantile=CHI2_95, side=side,
                                   constraints=cons, atoms=atoms, mle_gap=mm.gap)
-        assert _cvx.REFINED not in theirs.status
+        assert cvx.REFINED not in theirs.status
         assert ours.status.startswith("optimal")
         assert_agree(ours.value, theirs.value, tol=AGREEMENT, what=side)
 
@@ -237,10 +244,10 @@ def test_the_multipliers_are_the_atoms_masses(seed):
     s = random_sample(seed, n=40)
     cons = [MomentConstraint(c.values, 1.5 * c.target if j == 0 else c.target + 0.2,
                              c.atom_range) for j, c in enumerate(random_constraints(s, 2, seed))]
-    data = _moment.Moments(s, cons)
+    data = model.Moments(s, cons)
     D, (A, h) = data.features(), data.atom_rows()
-    oracle = _active_set.memo(data.loglik_oracle(_passes.Work()))
-    out = _active_set.maximize(oracle, _moment._start(A, h, np.zeros(D.shape[1]), oracle), A, h)
+    oracle = active_set.memo(objectives.loglik_oracle(data, objectives.Work()))
+    out = active_set.maximize(oracle, starts._start(A, h, np.zeros(D.shape[1]), oracle), A, h)
     assert out.status == "optimal" and out.masses.max() > 1e-3
     cq = (1.0 if data.c is None else data.c) / (data.n * (1.0 + D @ out.x))
     shortfall = np.r_[1.0 - cq.sum(), -(cq @ D)]
@@ -265,13 +272,13 @@ def test_a_handful_of_passes(k):
     # the pass that writes q); the active-set method takes 5, 5-6 and 6, that pass included.
     s = random_sample(0, n=10_000)
     cons = random_constraints(s, k, 0)
-    mm = _moment.mle(s, cons)
+    mm = fast.mle(s, cons)
     assert mm.status.startswith("optimal") and mm.work[0] <= 12
     for side in ("lower", "upper"):
-        b = _moment.lower_bound(s, cons, mm.loglik, CHI2_95, side=side, mle_sol=mm)
+        b = fast.lower_bound(s, cons, mm.loglik, CHI2_95, side=side, mle_sol=mm)
         assert b.status == "optimal" and b.work[0] <= 20, (side, b.work)
         if side == "lower":
-            p = _moment.profile(s, cons, [b.value + 0.01], mle_sol=mm)
+            p = fast.profile(s, cons, [b.value + 0.01], mle_sol=mm)
             assert p.status == "optimal" and p.work[0] <= 12
 
 
@@ -291,9 +298,9 @@ def test_a_control_variate_next_to_its_atoms():
     theirs = elcvx.interval(s, method="cvxpy", **kw)
     assert ours.method == "fast" and ours.status.startswith("optimal")
     assert_agree([ours.low, ours.high], [theirs.low, theirs.high], tol=1e-6)
-    mm = _moment.mle(s, **kw)
+    mm = fast.mle(s, **kw)
     for side in ("lower", "upper"):
-        b = _moment.lower_bound(s, kw["constraints"], mm.loglik, CHI2_95, side=side,
+        b = fast.lower_bound(s, kw["constraints"], mm.loglik, CHI2_95, side=side,
                                 atoms=kw["atoms"], mle_sol=mm)
         assert b.status.startswith("optimal"), b.status
 
@@ -308,8 +315,8 @@ def test_a_degenerate_vertex_does_not_cycle():
     # longer re-entered.
     s = elcvx.Sample([0.25] * 5, [0.0] * 5, wmin=0.25, wmax=2.0)
     v = np.array([0.3, 0.8799262807453692])
-    mm = _moment.mle(s, ())
-    ours = _moment.profile(s, (), v, mle_sol=mm)
+    mm = fast.mle(s, ())
+    ours = fast.profile(s, (), v, mle_sol=mm)
     ref = fast2d.profile(s.w, s.u, s.counts, s.wmin, s.wmax, v)
     assert ours.status == ref.status == "optimal"
     assert_agree(ours.loglik, ref.loglik, tol=FAST_TOL, scale=max(1.0, float(ref.loglik.max())),
@@ -322,8 +329,8 @@ def test_a_face_far_in_x_is_landed_on():
     # the step, x stayed off it and the method stopped at the MLE's point, not certified.
     s = elcvx.Sample([1e16], [0.0], wmax=np.inf)
     v = np.array([0.5, 0.853499935513916, 0.9])
-    mm = _moment.mle(s, ())
-    ours = _moment.profile(s, (), v, mle_sol=mm)
+    mm = fast.mle(s, ())
+    ours = fast.profile(s, (), v, mle_sol=mm)
     ref = fast2d.profile(s.w, s.u, s.counts, s.wmin, s.wmax, v)
     assert ours.status == ref.status == "optimal"
     assert_agree(ours.loglik, ref.loglik, tol=FAST_TOL, scale=40.0, what="l_v")
@@ -331,9 +338,9 @@ def test_a_face_far_in_x_is_landed_on():
 
 def _bounds_and_the_reference(s, quantile):
     """``(side, ours, reference)`` for both bounds: the fast path's and the 2-d reference's."""
-    mm = _moment.mle(s, ())
+    mm = fast.mle(s, ())
     for side, u in (("lower", s.u), ("upper", 1.0 - s.u)):
-        ours = _moment.lower_bound(s, (), mm.loglik, quantile, side=side, mle_sol=mm)
+        ours = fast.lower_bound(s, (), mm.loglik, quantile, side=side, mle_sol=mm)
         ref = fast2d.lower_bound(s.w, u, s.counts, s.wmin, s.wmax, mm.loglik, quantile,
                                  q_mle=mm.q, beta_mle=mm.beta)
         yield side, ours, ref
@@ -345,7 +352,7 @@ def test_a_bound_of_zero_reached_at_the_apex_is_certified(seed):
     # only as (gamma, beta) -> 0, where Newton steps only halve the distance; the concavity gap
     # mu . (A x + h) ends the approach (it was "line search failed" after 83 passes).
     s = test_fuzz.draw(seed).sample
-    quantile = _calibration.quantile("f", 0.99, s.n)
+    quantile = quantiles.quantile("f", 0.99, s.n)
     for side, ours, ref in _bounds_and_the_reference(s, quantile):
         assert ours.status.startswith("optimal") and ref.status.startswith("optimal")
         assert_agree(ours.value, ref.value, tol=1e-12, what=f"{side} bound")
@@ -357,7 +364,7 @@ def test_the_upper_bound_with_weights_from_1e_288_to_1e16_is_certified():
     # upper bound missed its certificate by 2.4e-7 (cvxpy's fallback then failed too).
     s = elcvx.Sample([1.528497734808561, 9.320410288699708e-288, 1e16], [0.0, 1.0, 1.0],
                      wmax=np.inf)
-    quantile = _calibration.quantile("f", 0.95, s.n)
+    quantile = quantiles.quantile("f", 0.95, s.n)
     for side, ours, ref in _bounds_and_the_reference(s, quantile):
         assert ours.status.startswith("optimal") and ref.status.startswith("optimal")
         assert_agree(ours.value, ref.value, tol=1e-12, what=f"{side} bound")

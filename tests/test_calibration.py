@@ -1,4 +1,4 @@
-"""``calibration="bootstrap"`` (elcvx._bootstrap) and the calibration study.
+"""``calibration="bootstrap"`` (elcvx.calibration.bootstrap) and the calibration study.
 
 The batch solver is checked against the fast path's scalar solvers on every resample (an
 independent implementation: active-set Newton on each resample alone); the critical value and
@@ -11,7 +11,10 @@ import pytest
 from scipy import stats
 
 import elcvx
-from elcvx import Sample, _bootstrap, _dispatch, _moment, cli
+from elcvx import Sample, cli
+from elcvx.calibration import bootstrap
+from elcvx import dispatch
+from elcvx import fast
 from elcvx.errors import InvalidInputError
 from elcvx.experiments import calibration, synthetic
 from elcvx.testing import assert_agree
@@ -36,8 +39,8 @@ def scalar_statistics(w, u, counts, wmin, wmax, v0):
     for c in counts:
         keep = c > 0
         one = Sample(w[keep], u[keep], counts=c[keep], wmin=wmin, wmax=wmax)
-        mle = _moment.mle(one, ())
-        prof = _moment.profile(one, (), [v0], mle_sol=mle)
+        mle = fast.mle(one, ())
+        prof = fast.profile(one, (), [v0], mle_sol=mle)
         out.append(max(2.0 * (prof.loglik[0] - mle.loglik), 0.0))
     return np.array(out)
 
@@ -51,10 +54,10 @@ def scalar_statistics(w, u, counts, wmin, wmax, v0):
 ], ids=["N=10", "N=1e4", "N=1e5", "wmax=inf", "wmax=10"])
 def test_batch_statistics_match_the_fast_path_resample_by_resample(sample):
     s = sample.compress()
-    mle, _ = _dispatch.mle(s, "fast")
-    w, u, p, v0 = _bootstrap.world(s, mle)
+    mle, _ = dispatch.mle(s, "fast")
+    w, u, p, v0 = bootstrap.world(s, mle)
     counts = np.random.default_rng(0).multinomial(int(s.n), p, size=20).astype(float)
-    batch, fallbacks = _bootstrap.batch_statistics(w, u, counts, s.wmin, s.wmax, v0)
+    batch, fallbacks = bootstrap.batch_statistics(w, u, counts, s.wmin, s.wmax, v0)
     assert fallbacks == 0
     assert_agree(batch, scalar_statistics(w, u, counts, s.wmin, s.wmax, v0), scale=1.0,
                  tol=1e-6, what="bootstrap statistics")
@@ -62,8 +65,8 @@ def test_batch_statistics_match_the_fast_path_resample_by_resample(sample):
 
 def test_world_is_the_fitted_el_distribution():
     s, _ = synthetic_sample(1000, 2)
-    mle, _ = _dispatch.mle(s, "fast")
-    w, u, p, v0 = _bootstrap.world(s, mle)
+    mle, _ = dispatch.mle(s, "fast")
+    w, u, p, v0 = bootstrap.world(s, mle)
     assert abs(p.sum() - 1.0) < 1e-12
     assert abs(np.dot(p, w) - 1.0) < 1e-9  # E_Q[w] = 1, as the truth
     # Its value is the EL point estimate with the extra atom's reward at the midpoint.
@@ -73,13 +76,13 @@ def test_world_is_the_fitted_el_distribution():
 def test_critical_value_and_pvalue_closed_forms():
     t = np.arange(1.0, 1000.0)  # B = 999 distinct statistics 1..999
     # p(t) = (1 + #{T >= t}) / 1000 >= 0.05 iff #{T >= t} >= 49 iff t <= 951.
-    assert _bootstrap.critical_value(t, 0.95) == 951.0
-    np.testing.assert_allclose(_bootstrap.pvalue(t, [951.0, 951.5, 0.0, np.inf]),
+    assert bootstrap.critical_value(t, 0.95) == 951.0
+    np.testing.assert_allclose(bootstrap.pvalue(t, [951.0, 951.5, 0.0, np.inf]),
                                [50 / 1000, 49 / 1000, 1.0, 0.0])
     # With 19 resamples at 95% no statistic has 0 others above it and a p-value >= 0.05 ...
-    assert _bootstrap.critical_value(np.arange(1.0, 20.0), 0.95) == np.inf
+    assert bootstrap.critical_value(np.arange(1.0, 20.0), 0.95) == np.inf
     # ... and with 39, the largest does: p = (1 + 1) / 40.
-    assert _bootstrap.critical_value(np.arange(1.0, 40.0), 0.95) == 39.0
+    assert bootstrap.critical_value(np.arange(1.0, 40.0), 0.95) == 39.0
 
 
 def test_bootstrap_interval_is_reproducible_and_at_least_the_chi2_interval():
@@ -156,13 +159,13 @@ def test_calibration_study_reruns_the_synthetic_draws():
 
 def test_resamples_the_batch_cannot_settle_go_to_the_package_solvers(monkeypatch):
     s = synthetic_sample(10_000, 1)[0].compress()
-    mle, _ = _dispatch.mle(s, "fast")
-    w, u, p, v0 = _bootstrap.world(s, mle)
+    mle, _ = dispatch.mle(s, "fast")
+    w, u, p, v0 = bootstrap.world(s, mle)
     counts = np.random.default_rng(1).multinomial(int(s.n), p, size=5).astype(float)
     expected = scalar_statistics(w, u, counts, s.wmin, s.wmax, v0)
-    fail = _bootstrap._profile(np.zeros(1), np.zeros(1), np.ones((5, 1)), np.zeros(5))
-    monkeypatch.setattr(_bootstrap, "_profile", lambda *a: (fail[0], fail[1], np.zeros(5, dtype=bool)))
-    monkeypatch.setattr(_bootstrap, "_edge_max", lambda d, e, c, G, h, k: np.full(c.shape[0], -np.inf))
-    got, fallbacks = _bootstrap.batch_statistics(w, u, counts, s.wmin, s.wmax, v0)
+    fail = bootstrap._profile(np.zeros(1), np.zeros(1), np.ones((5, 1)), np.zeros(5))
+    monkeypatch.setattr(bootstrap, "_profile", lambda *a: (fail[0], fail[1], np.zeros(5, dtype=bool)))
+    monkeypatch.setattr(bootstrap, "_edge_max", lambda d, e, c, G, h, k: np.full(c.shape[0], -np.inf))
+    got, fallbacks = bootstrap.batch_statistics(w, u, counts, s.wmin, s.wmax, v0)
     assert fallbacks == 5
     assert_agree(got, expected, tol=1e-6, what="fallback statistics")

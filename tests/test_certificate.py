@@ -17,7 +17,9 @@ from scipy import stats
 
 import elcvx
 import fast2d_reference as fast2d
-from elcvx import InvalidInputError, MomentConstraint, Sample, _cvx, _moment, certify
+from elcvx import InvalidInputError, MomentConstraint, Sample, certify
+from elcvx import cvx
+from elcvx import fast
 from elcvx.errors import InfeasibleConstraintsError
 from test_fuzz import reference_estimate
 
@@ -91,10 +93,10 @@ def test_the_certificate_bounds_the_error_it_reports():
         n = int(rng.choice([5, 40, 300]))
         s = Sample(rng.uniform(0, 6, n), rng.random(n), wmax=8)
         base, wmass = reference_estimate(s)
-        m = _moment.mle(s, ())
+        m = fast.mle(s, ())
         low, high = _reference_bounds(s)
         for off in (1e-9, 1e-7, 1e-5, 1e-3):
-            sol = _cvx.certify_mle([m.beta + off], s)
+            sol = cvx.certify_mle([m.beta + off], s)
             if off == 1e-3:
                 assert sol.status != "optimal", seed
             if sol.status != "optimal":
@@ -103,9 +105,9 @@ def test_the_certificate_bounds_the_error_it_reports():
             for rho in (0.0, 0.5, 1.0):
                 ours = sol.sums[2] + rho * (1.0 - wq)
                 assert abs(ours - (base + wmass * rho)) <= sol.error, (seed, off, rho)
-        lo = _moment.lower_bound(s, (), m.loglik, CHI2_95, mle_sol=m)
+        lo = fast.lower_bound(s, (), m.loglik, CHI2_95, mle_sol=m)
         for off in (1e-9, 1e-7, 1e-5, 1e-3):
-            sol = _cvx.certify_lower_bound([lo.gamma + off, lo.beta], s, loglik=m.loglik,
+            sol = cvx.certify_lower_bound([lo.gamma + off, lo.beta], s, loglik=m.loglik,
                                            quantile=CHI2_95, mle_gap=m.gap)
             if off == 1e-3:
                 assert sol.status != "optimal", seed
@@ -119,8 +121,8 @@ def test_the_bound_check_fails_on_a_small_error():
     s = Sample(np.random.default_rng(7).uniform(0, 6, 300), np.random.default_rng(8).random(300),
                wmax=8)
     base, wmass = reference_estimate(s)
-    m = _moment.mle(s, ())
-    sol = _cvx.certify_mle([m.beta + 1e-5], s)
+    m = fast.mle(s, ())
+    sol = cvx.certify_mle([m.beta + 1e-5], s)
     true_error = abs(sol.sums[2] + 0.5 * (1.0 - sol.sums[1]) - (base + 0.5 * wmass))
     assert true_error > 1e-9
     assert not true_error <= sol.error * 1e-3

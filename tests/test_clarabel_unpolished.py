@@ -5,7 +5,7 @@ refines Clarabel's point with a few iterations of the fast path's own active-set
 before certifying it, so it cannot show that the programs themselves are right. Here each
 builder of :mod:`elcvx.programs` (no constraints) is solved by :meth:`Program.solve` and its
 ``problem.value`` — Clarabel's objective, nothing recomputed — is compared with
-:mod:`elcvx._moment` (the active-set Newton method on the duals, written separately) on random samples: epsilon-greedy and continuous weights, ``wmax`` finite and
+:mod:`elcvx.fast.solve` (the active-set Newton method on the duals, written separately) on random samples: epsilon-greedy and continuous weights, ``wmax`` finite and
 infinite, counts, binary and continuous rewards.
 
 Tolerance: Clarabel stops when its relative duality gap is below ``tol_gap_rel`` of the
@@ -25,7 +25,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from elcvx import Sample, _moment
+from elcvx import Sample
+from elcvx import fast
 from elcvx import programs as P
 from elcvx.programs.base import ATTEMPTS, Program
 from elcvx.testing import assert_agree
@@ -54,8 +55,8 @@ def tolerance(program):
 
 
 def fast_reference(s):
-    m = _moment.mle(s, ())
-    ends = {side: _moment.lower_bound(s, (), m.loglik, CHI2_95, side=side, mle_sol=m).value
+    m = fast.mle(s, ())
+    ends = {side: fast.lower_bound(s, (), m.loglik, CHI2_95, side=side, mle_sol=m).value
             for side in ("lower", "upper")}
     return m, ends
 
@@ -77,7 +78,7 @@ def test_programs_agree_with_the_fast_path(seed):
     # The profile at three values inside the interval: -l_v/N (primal) and l_v/N (dual).
     low, high = ends["lower"], 1.0 - ends["upper"]
     v = np.array([low + t * (high - low) for t in (0.2, 0.5, 0.8)])
-    ref = _moment.profile(s, (), v, mle_sol=m).loglik / N
+    ref = fast.profile(s, (), v, mle_sol=m).loglik / N
     for builder, sign in ((P.profile_primal, -1), (P.profile_dual, 1)):
         program = builder(s)
         for vi, li in zip(v, ref):

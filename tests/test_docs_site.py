@@ -36,7 +36,7 @@ KATEX = ROOT / "docs" / "assets" / "katex"
 # full path). The first page, docs/api.md, is the reference's landing page.
 API_PAGES = {
     "api.md": ["elcvx", "elcvx.Sample", "elcvx.estimate.estimate", "elcvx.interval.interval",
-               "elcvx.interval.profile", "elcvx._difference.difference",
+               "elcvx.interval.profile", "elcvx.difference.difference",
                "elcvx._evaluation.evaluate", "elcvx.errors"],
     "api/results.md": ["elcvx.results", "elcvx.results.EvaluationResult",
                        "elcvx.results.EstimateResult.confidence_interval"],

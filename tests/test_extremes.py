@@ -186,7 +186,7 @@ def test_float32_rounded_on_policy_logs_solve_on_every_path():
 # --- found by the fuzz suite (tests/test_fuzz.py) ---------------------------------------------
 @pytest.mark.parametrize("sample, v, expected", [
     # v an ulp above the constant reward: the 2-d method's line search failed; the general
-    # solver (elcvx._moment) answers. Reference: the cvxpy path (0).
+    # solver (elcvx.fast.solve) answers. Reference: the cvxpy path (0).
     (Sample([1.0, 1.0], [0.5, 0.5], wmax=10.0), 0.5 + 1e-15, 0.0),
     # v at the estimate of a weight an ulp from 1: max_iter. Reference: cvxpy (0).
     (Sample([0.9999999999900725], [1.0], wmax=10.0), 0.9999999999889694, 0.0),

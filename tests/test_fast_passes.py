@@ -1,4 +1,4 @@
-"""The fast path's passes (elcvx/_passes.py, elcvx/_oracles.py) and the passes they save.
+"""The fast path's passes (elcvx/blocks.py, elcvx/kernels.py) and the passes they save.
 
 * sums of logs taken by products of 16 terms agree with the logs one by one;
 * the MLE with one feature starts from its gradient's series and ends at the same point as
@@ -14,8 +14,11 @@ import numpy as np
 import pytest
 
 import elcvx
-from elcvx import _moment, _passes
-from elcvx._calibration import quantile
+from elcvx.engines import blocks
+from elcvx import fast
+from elcvx.fast import kernels
+from elcvx.fast import solve
+from elcvx.calibration import quantile
 from elcvx.testing import assert_agree
 
 CHI2_95 = quantile("chi2", 0.95, 1e6)
@@ -39,28 +42,28 @@ def test_log_sum_equals_the_sum_of_the_logs(n, kind):
          "counts": rng.uniform(0.5, 2.0, n)}[kind]
     c = rng.integers(1, 4, n).astype(float) if kind == "counts" else None
     logs = np.log(a) * (1.0 if c is None else c)
-    got = _passes.log_sum(c, a, np.empty(n))
+    got = blocks.log_sum(c, a, np.empty(n))
     # each product of 16 terms rounds at most 16 times: 1e-15 per term on the log scale
     assert abs(got - math.fsum(logs)) <= 1e-15 * (np.abs(logs).sum() + 16 * n)
 
 
 def test_the_series_start_is_the_mle_two_passes_sooner(monkeypatch):
     s = continuous(200_000)
-    fast = _moment.mle(s, ())
-    monkeypatch.setattr(_moment, "_series_start", lambda oracle, state, A, h, x0: x0)
-    newton = _moment.mle(s, ())
-    assert fast.status == newton.status == "optimal"
-    assert fast.work[0] == 2 and newton.work[0] == 4  # the origin's pass, then 1 (3) at x
-    # each stops where its gradient is below kkt_tol = 1e-11 (elcvx/_moment.py): beta* to
+    series = fast.mle(s, ())
+    monkeypatch.setattr(solve, "_series_start", lambda oracle, state, A, h, x0: x0)
+    newton = fast.mle(s, ())
+    assert series.status == newton.status == "optimal"
+    assert series.work[0] == 2 and newton.work[0] == 4  # the origin's pass, then 1 (3) at x
+    # each stops where its gradient is below kkt_tol = 1e-11 (elcvx/fast/solve.py): beta* to
     # 1e-11 over the curvature (about 3 here), whichever the path
-    assert_agree(fast.beta, newton.beta, tol=1e-11, what="beta*")
-    assert_agree(fast.loglik, newton.loglik, tol=1e-12, what="l*")
-    assert_agree(fast.q * s.n, newton.q * s.n, tol=1e-12, what="q")
+    assert_agree(series.beta, newton.beta, tol=1e-11, what="beta*")
+    assert_agree(series.loglik, newton.loglik, tol=1e-12, what="l*")
+    assert_agree(series.q * s.n, newton.q * s.n, tol=1e-12, what="q")
 
 
 def test_the_likelihood_is_the_sum_of_log1p():
     s = continuous(100_000, seed=3)
-    sol = _moment.mle(s, ())
+    sol = fast.mle(s, ())
     terms = np.log1p(sol.beta * (s.w - 1.0))
     assert abs(sol.loglik - math.fsum(terms)) <= 1e-13 * (1.0 + np.abs(terms).sum())
     assert_agree(np.sum(np.log(sol.q)), -s.n * np.log(s.n) - sol.loglik, tol=1e-9)
@@ -69,12 +72,12 @@ def test_the_likelihood_is_the_sum_of_log1p():
 @pytest.mark.parametrize("side", ["lower", "upper"])
 def test_the_bounds_start_from_the_mles_sums(side):
     s = continuous(100_000, seed=1)
-    mle = _moment.mle(s, ())
+    mle = fast.mle(s, ())
     carried = mle.sums[-1]
-    assert isinstance(carried, _moment.AtTheMLE) and carried.start is not None
+    assert isinstance(carried, solve.AtTheMLE) and carried.start is not None
     own = mle._replace(sums=mle.sums[:3])  # no sums carried: the bound makes its own start pass
-    a = _moment.lower_bound(s, (), mle.loglik, CHI2_95, side=side, mle_sol=mle)
-    b = _moment.lower_bound(s, (), mle.loglik, CHI2_95, side=side, mle_sol=own)
+    a = fast.lower_bound(s, (), mle.loglik, CHI2_95, side=side, mle_sol=mle)
+    b = fast.lower_bound(s, (), mle.loglik, CHI2_95, side=side, mle_sol=own)
     assert a.status == b.status == "optimal"
     assert a.work[0] == b.work[0] - 1
     assert_agree(a.value, b.value, tol=1e-12, what=f"{side} bound")

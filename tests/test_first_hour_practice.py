@@ -412,27 +412,28 @@ def test_a_users_script_type_checks(tmp_path):
 def test_bootstrap_draws_its_progress(capsys, monkeypatch):
     import numpy as np
 
-    from elcvx import _bootstrap
+    from elcvx.calibration import bootstrap
     from elcvx.io import progress
 
     s = _sample()
     monkeypatch.setattr(progress, "SLOW_SECONDS", 0.0)  # as if the resamples took long
-    t, _, _ = _bootstrap.statistics(s, 999, np.random.default_rng(0), progress=True)
+    t, _, _ = bootstrap.statistics(s, 999, np.random.default_rng(0), progress=True)
     err = capsys.readouterr().err
     assert "\rbootstrap calibration [" in err and "100% 999/999 resamples" in err
     assert err.endswith("\r\033[K")  # the bar is erased: the terminal is left as it was
     # Not on a terminal (here stderr is captured), nothing; and the statistics are the same.
-    t2, _, _ = _bootstrap.statistics(s, 999, np.random.default_rng(0))
+    t2, _, _ = bootstrap.statistics(s, 999, np.random.default_rng(0))
     assert capsys.readouterr().err == "" and np.array_equal(t, t2)
 
 
 def test_bootstrap_is_silent_while_short(capsys):
     import numpy as np
 
-    from elcvx import _bootstrap
 
     # progress=True, but the 999 resamples of 300 rows end long before SLOW_SECONDS (3 s).
-    _bootstrap.statistics(_sample(), 999, np.random.default_rng(0), progress=True)
+    from elcvx.calibration import bootstrap
+
+    bootstrap.statistics(_sample(), 999, np.random.default_rng(0), progress=True)
     assert capsys.readouterr().err == ""
 
 

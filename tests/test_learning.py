@@ -24,7 +24,7 @@ from extras import need
 
 import elcvx
 from elcvx import InvalidInputError, Sample, SolverError
-from elcvx import _moment
+from elcvx import fast
 from elcvx.learning import (
     DifferentiablePolicy,
     FitResult,
@@ -108,7 +108,7 @@ def test_active_constraints_in_the_gradient_cases():
                                        ("atom at wmax", True, "wmax"),
                                        ("wmax = inf", False, "wmax")]:
         w, u, counts, wmin, wmax = _case(name)
-        mle = _moment.mle(Sample(w, u, counts=counts, wmin=wmin, wmax=wmax), ())
+        mle = fast.mle(Sample(w, u, counts=counts, wmin=wmin, wmax=wmax), ())
         s = elcvx.interval(Sample(w, u, counts=counts, wmin=wmin, wmax=wmax), method="fast")
         assert mle.status == "optimal" and mle.at_atom == at_atom, name
         if expect_atom is None:
@@ -126,7 +126,7 @@ def test_lower_bound_is_flat_where_both_programs_use_the_atom_at_zero():
     """
     rng = np.random.default_rng(0)
     w, u = rng.uniform(0.5, 3.0, 30), rng.random(30)
-    mle = _moment.mle(Sample(w, u, wmin=0.0, wmax=5.0), ())
+    mle = fast.mle(Sample(w, u, wmin=0.0, wmax=5.0), ())
     assert mle.status == "optimal" and mle.at_atom and mle.beta == 1.0
     v, g = value_at(w, u, wmax=5.0)
     assert np.max(np.abs(g)) < 1e-12
@@ -241,7 +241,7 @@ def test_lower_bound_weights_cvxpy_path_agrees():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # cvxpy's "may be inaccurate" on a first try
         cvx = lower_bound_weights(s, method="cvxpy")
-    # Clarabel's answer is certified (elcvx.programs.learning.solve_certified): AGREEMENT.
+    # Clarabel's answer is certified (elcvx.cvx.inner.solve_certified): AGREEMENT.
     assert_agree(cvx, lower_bound_weights(s, method="fast"), what="N Q")
 
 
@@ -252,7 +252,8 @@ def test_lower_bound_weights_cvxpy_path_agrees():
 def test_dpp_program_matches_fast_path_and_does_not_recompile(form, monkeypatch):
     from cvxpy.reductions.solvers.solving_chain import SolvingChain
 
-    from elcvx.programs.learning import dro_inner, dro_phi, solve_certified
+    from elcvx.cvx.inner import dro_phi, solve_certified
+    from elcvx.programs.learning import dro_inner
 
     rng = np.random.default_rng(11)
     n, wmax = 60, 10.0
@@ -269,15 +270,15 @@ def test_dpp_program_matches_fast_path_and_does_not_recompile(form, monkeypatch)
                                                                        original(self, *a, **kw))[1])
     for k, w in enumerate(weights):
         one = Sample(w, u, wmin=0.0, wmax=wmax)
-        mle = _moment.mle(one, ())
+        mle = fast.mle(one, ())
         assert dro_phi(w, wmax=wmax, quantile=CHI2_95) == pytest.approx(
             -n * np.log(n) - mle.loglik - CHI2_95 / 2, rel=1e-14)
         sol = solve_certified(prog, w=w, mle=mle, quantile=CHI2_95)
-        fast = _moment.lower_bound(one, (), mle.loglik, CHI2_95, mle_sol=mle)
+        ours = fast.lower_bound(one, (), mle.loglik, CHI2_95, mle_sol=mle)
         # Certified (the bound's error to 1e-7): AGREEMENT, as the other paths.
-        assert_agree(sol.value, fast.value, what=f"{form} value, w #{k}")
-        assert_agree(sol.q, fast.q, scale=1.0 / n, what=f"{form} q, w #{k}")
-        assert_agree([sol.beta, sol.gamma, sol.kappa], [fast.beta, fast.gamma, fast.kappa],
+        assert_agree(sol.value, ours.value, what=f"{form} value, w #{k}")
+        assert_agree(sol.q, ours.q, scale=1.0 / n, what=f"{form} q, w #{k}")
+        assert_agree([sol.beta, sol.gamma, sol.kappa], [ours.beta, ours.gamma, ours.kappa],
                      what="duals")
     assert compilations == [1], "the program was compiled more than once"
 
@@ -600,7 +601,7 @@ def test_synthetic_bandit_true_values_are_exact_expectations():
 
 @pytest.mark.parametrize("rows, dpp_fails", [(150, False), (150, True), (1200, False)])
 def test_auto_falls_back_to_cvxpy_where_the_fast_path_fails(bandit_log, monkeypatch, rows, dpp_fails):
-    """method="auto": a fast-path failure (its numpy solver, elcvx._moment) is
+    """method="auto": a fast-path failure (its numpy solver, elcvx.fast.solve) is
     re-solved by the compiled program (N <= DPP_MAX_ROWS) or, above it or when the program fails
     too, by elcvx.interval's certified cvxpy path. The reference is the fast path on the same
     weights."""
@@ -616,12 +617,14 @@ def test_auto_falls_back_to_cvxpy_where_the_fast_path_fails(bandit_log, monkeypa
     inner = Objective("lower_bound", 3.841458820694124, "auto")
     reference = inner(Sample(w, r, wmax=bandit.wmax))
     assert reference.path == "fast"
-    real = _moment.lower_bound
-    monkeypatch.setattr(_moment, "lower_bound", lambda *args, **kw:
+    real = fast.lower_bound
+    monkeypatch.setattr(fast, "lower_bound", lambda *args, **kw:
                         real(*args, **kw)._replace(status="max_iter"))
     compiled = []
     if dpp_fails:
-        monkeypatch.setattr(pl, "solve_certified", lambda *args, **kw: (_ for _ in ()).throw(
+        import elcvx.cvx.inner
+
+        monkeypatch.setattr(elcvx.cvx.inner, "solve_certified", lambda *args, **kw: (_ for _ in ()).throw(
             SolverError("forced", solver="CLARABEL", status="user_limit")))
     else:
         original = pl.dro_inner

@@ -1,7 +1,7 @@
 """The fast path against the cvxpy path: estimate, both bounds and the profile statistic.
 
 The fast path solves the low-dimensional duals by an active-set Newton method
-(elcvx/_moment.py); the cvxpy path declares the programs of elcvx.programs, solves them with
+(elcvx/fast.py); the cvxpy path declares the programs of elcvx.programs, solves them with
 Clarabel and refines Clarabel's dual point by a few iterations of that method, which must end
 certified (so a wrong program is caught here only when Clarabel's point is far from the
 optimum: tests/test_clarabel_unpolished.py compares Clarabel's own objective). Agreement is required to ``elcvx.testing.AGREEMENT`` (1e-6) of the
@@ -14,7 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import elcvx
-from elcvx import Sample, _passes
+from elcvx import Sample
+from elcvx.engines import blocks
+from elcvx import fast
 from elcvx.testing import assert_agree
 
 WMAX = [2.0, 10.0, 1e3, 1e6, np.inf]
@@ -83,7 +85,7 @@ def test_paths_agree_on_larger_samples(seed):
     assert_agree(c.lower.q * s.n, f.lower.q * s.n, scale=1.0, tol=1e-5, what="lower bound q")
     # the same with passes over blocks of 7 rows (the fast path's block loops, remainders included)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_passes, "BLOCK", 7)
+        mp.setattr(blocks, "BLOCK", 7)
         s7 = Sample(s.w, s.r, counts=s.counts, wmax=s.wmax)  # a fresh sample: the MLE is cached
         f7 = elcvx.interval(s7, method="fast")
     assert_agree([c.low, c.high], [f7.low, f7.high], what="interval, blocks of 7 rows")
@@ -103,7 +105,7 @@ def test_fast_path_does_not_depend_on_its_block_size(sample):
     v = [0.5 * (ci.low + est.value_range.low), 0.5 * (est.value_range.high + ci.high)]
     prof = elcvx.profile(sample, v, method="fast")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_passes, "BLOCK", 3)
+        mp.setattr(blocks, "BLOCK", 3)
         fresh = Sample(sample.w, sample.r, counts=sample.counts, wmin=sample.wmin, wmax=sample.wmax,
                        rmin=sample.rmin, rmax=sample.rmax)
         est3, ci3 = elcvx.estimate(fresh, method="fast"), elcvx.interval(fresh, method="fast")

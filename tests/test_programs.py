@@ -1,4 +1,4 @@
-"""The cvxpy programs of :mod:`elcvx.programs` and the cvxpy path :mod:`elcvx._cvx`.
+"""The cvxpy programs of :mod:`elcvx.programs` and the cvxpy path :mod:`elcvx.cvx`.
 
 What is checked, and against what:
 
@@ -9,7 +9,7 @@ What is checked, and against what:
 * small cases solved by hand, each expected number derived in a comment;
 * counts versus duplicated rows, weights up to 1e6, ``wmax = inf``, epsilon-greedy logs;
 * a program compiles once and re-solves with a new parameter value;
-* the fallback policy of :meth:`Program.solve`, and the certificates of :mod:`elcvx._cvx`.
+* the fallback policy of :meth:`Program.solve`, and the certificates of :mod:`elcvx.cvx`.
 
 No expected value is computed by the code under test: a primal is checked against its dual
 (two different programs), a closed form against the solver's primal, a hand derivation
@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import elcvx
-from elcvx import _cvx
+from elcvx import cvx
 from elcvx.errors import SolverError
 from elcvx.programs import (
     lower_bound_dual,
@@ -175,14 +175,14 @@ def test_lower_bound_primal_and_dual_agree(sample, quantile, side):
 def test_cvx_path_certified_and_consistent(sample):
     """The cvxpy path's numbers: certified statuses, closed forms, and the bounds' meaning."""
     w, u, c, N = data(sample)
-    m = _cvx.mle(sample)
+    m = cvx.mle(sample)
     assert m.status.startswith("optimal")
     # l*_mle is the dual objective at beta, and -N log N - l*_mle = sum c log q.
     assert m.loglik == pytest.approx(float(c @ np.log1p(m.beta * (w - 1))), abs=1e-12)
     assert float(c @ np.log(m.q)) == pytest.approx(-N * math.log(N) - m.loglik, abs=1e-8 * N)
     assert m.loglik >= -1e-12
-    lo = _cvx.lower_bound(sample, loglik=m.loglik, quantile=CHI2_95, side="lower")
-    up = _cvx.lower_bound(sample, loglik=m.loglik, quantile=CHI2_95, side="upper")
+    lo = cvx.lower_bound(sample, loglik=m.loglik, quantile=CHI2_95, side="lower")
+    up = cvx.lower_bound(sample, loglik=m.loglik, quantile=CHI2_95, side="upper")
     low, high = lo.value, 1.0 - up.value
     estimate_low = float(c @ (m.q * w * u))  # the estimate at rho = 0 (smallest of its range)
     assert -1e-12 <= low <= estimate_low + 1e-9
@@ -190,7 +190,7 @@ def test_cvx_path_certified_and_consistent(sample):
     # The ends of the interval are where the profile statistic 2(l_v - l*) reaches the quantile.
     ends = [v for v in (low, high) if 1e-9 < v < 1 - 1e-9]
     if ends:
-        prof = _cvx.profile(sample, np.array(ends))
+        prof = cvx.profile(sample, np.array(ends))
         np.testing.assert_allclose(2 * (prof.loglik - m.loglik), CHI2_95, rtol=1e-6, atol=1e-6)
 
 
@@ -201,7 +201,7 @@ def test_mle_sum_w_equals_n_gives_beta_zero():
     # sum w = N: the derivative of sum log(1 + beta (w - 1)) at 0 is sum (w - 1) = 0, so
     # beta* = 0 (paper section 3.2), l* = 0 and q = 1/N on every example.
     s = Sample([0.5, 1.5, 0.2, 1.8], [0.0, 1.0, 1.0, 0.5], wmax=10)
-    m = _cvx.mle(s)
+    m = cvx.mle(s)
     assert m.beta == pytest.approx(0.0, abs=1e-12)
     assert m.loglik == pytest.approx(0.0, abs=1e-12)
     np.testing.assert_allclose(m.q, 0.25, rtol=1e-12)
@@ -215,7 +215,7 @@ def test_mle_all_weights_zero():
     # feasible beta, -1/(wmax - 1) = -0.25; l* = 3 log 1.25, q = 1/(3 * 1.25) = 4/15, and the
     # atom at wmax carries E_Q[w] = 1 alone: m_hi = 1/5, i.e. z_hi = wmax m_hi = 1.
     s = Sample([0.0, 0.0, 0.0], [1.0, 0.0, 0.3], wmax=5)
-    m = _cvx.mle(s)
+    m = cvx.mle(s)
     assert m.beta == pytest.approx(-0.25, abs=1e-12)
     assert m.loglik == pytest.approx(3 * math.log(1.25), abs=1e-12)
     np.testing.assert_allclose(m.q, 4 / 15, rtol=1e-12)
@@ -229,7 +229,7 @@ def test_mle_all_weights_zero_wmax_inf():
     # wmax = inf: beta >= 0, and l(beta) = 3 log(1 - beta) is largest at beta = 0: q = 1/3, and
     # E_Q[w] = 1 is carried by an atom at infinity with weighted mass z_hi = 1 (probability 0).
     s = Sample([0.0, 0.0, 0.0], [1.0, 0.0, 0.3], wmax=np.inf)
-    m = _cvx.mle(s)
+    m = cvx.mle(s)
     assert m.beta == pytest.approx(0.0, abs=1e-12)
     assert m.loglik == pytest.approx(0.0, abs=1e-12)
     primal = mle_primal(s)
@@ -242,7 +242,7 @@ def test_mle_single_example():
     # N = 1, w = 2, wmin = 0, wmax = 4: beta in [-1/3, 1]; l(beta) = log(1 + beta) is largest at
     # beta = 1: l* = log 2, q = 1/2, and the atom at wmin = 0 takes the other 1/2.
     s = Sample([2.0], [1.0], wmax=4)
-    m = _cvx.mle(s)
+    m = cvx.mle(s)
     assert m.beta == pytest.approx(1.0, abs=1e-12)
     assert m.loglik == pytest.approx(math.log(2), abs=1e-12)
     primal = mle_primal(s)
@@ -262,7 +262,7 @@ def test_lower_bound_single_example(reward):
     phi = -math.log(2) - CHI2_95 / 2
     assert lower_bound_primal(s).solve(phi=phi) == pytest.approx(expected, abs=1e-8)
     assert lower_bound_dual(s).solve(phi=phi) == pytest.approx(expected, abs=1e-8)
-    got = _cvx.lower_bound(s, loglik=math.log(2), quantile=CHI2_95)
+    got = cvx.lower_bound(s, loglik=math.log(2), quantile=CHI2_95)
     assert got.value == pytest.approx(expected, rel=1e-10)
     assert got.q[0] == pytest.approx(math.exp(-CHI2_95 / 2) / 2, rel=1e-10)
 
@@ -274,7 +274,7 @@ def test_profile_single_example():
     # 2 (l_v - l*) = -2 log v. v = 0 is impossible (w u = 2 > 0): statistic inf.
     s = Sample([2.0], [1.0], wmax=4)
     v = np.array([0.1, 0.5, 1.0, 0.0, -0.1, 1.1])
-    prof = _cvx.profile(s, v)
+    prof = cvx.profile(s, v)
     stat = 2 * (prof.loglik - math.log(2))
     np.testing.assert_allclose(stat[:3], -2 * np.log(v[:3]), rtol=1e-9, atol=1e-9)
     assert np.all(np.isinf(stat[3:]))
@@ -287,31 +287,31 @@ def test_profile_single_example():
 def test_lower_bound_zero_when_every_reward_term_is_zero():
     # Every w u = 0 (rewards 0 or weights 0): E_Q[w u] = 0 for every Q, so the bound is 0.
     s = Sample([0.0, 2.0, 0.5], [1.0, 0.0, 0.0], wmax=10)
-    m = _cvx.mle(s)
-    assert _cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95).value == 0.0
+    m = cvx.mle(s)
+    assert cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95).value == 0.0
 
 
 def test_lower_bound_all_rewards_one_is_below_one():
     # All rewards equal to rmax: the lower bound is still below rmax (paper, "The Importance of
     # E[w] = 1"): the atom at (wmin, 0) / (wmax, 0) carries mass.
     s = Sample([0.5, 1.5, 3.0, 0.2], [1.0, 1.0, 1.0, 1.0], wmax=10)
-    m = _cvx.mle(s)
-    lo = _cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95)
+    m = cvx.mle(s)
+    lo = cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95)
     assert 0 < lo.value < 1 - 1e-3
-    up = _cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95, side="upper")
+    up = cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95, side="upper")
     assert up.value == 0.0  # 1 - u = 0: the upper end is 1
 
 
 def test_quantile_zero_and_inf():
     s = Sample([0.5, 1.5, 3.0, 0.2], [1.0, 0.0, 0.5, 1.0], wmax=10)
-    m = _cvx.mle(s)
+    m = cvx.mle(s)
     # quantile 0: the ball is the MLE alone, so the bound is E_Q[w u] at the MLE (rho = 0).
-    zero = _cvx.lower_bound(s, loglik=m.loglik, quantile=0.0)
+    zero = cvx.lower_bound(s, loglik=m.loglik, quantile=0.0)
     assert zero.value == pytest.approx(float(s.c @ (m.q * s.w * s.u)), abs=1e-12)
     # A tiny quantile is close to it (continuity), and below it.
-    tiny = _cvx.lower_bound(s, loglik=m.loglik, quantile=1e-6)
+    tiny = cvx.lower_bound(s, loglik=m.loglik, quantile=1e-6)
     assert zero.value - 1e-2 < tiny.value <= zero.value + 1e-12
-    assert _cvx.lower_bound(s, loglik=m.loglik, quantile=np.inf).value == 0.0
+    assert cvx.lower_bound(s, loglik=m.loglik, quantile=np.inf).value == 0.0
 
 
 def test_paper_main_text_dual_is_unbounded():
@@ -342,15 +342,22 @@ def test_counts_equal_duplicated_rows(seed, kind, wmax_kind):
     compressed = make_sample(seed, 12, kind, wmax_kind, "binary", counts=True)
     expanded = Sample(np.repeat(compressed.w, compressed.c.astype(int)),
                       np.repeat(compressed.r, compressed.c.astype(int)), wmax=compressed.wmax)
-    a, b = _cvx.mle(compressed), _cvx.mle(expanded)
+    a, b = cvx.mle(compressed), cvx.mle(expanded)
     assert a.loglik == pytest.approx(b.loglik, abs=1e-9 * max(1, b.loglik))
-    np.testing.assert_allclose(np.repeat(a.q, compressed.c.astype(int)), b.q, rtol=1e-7)
+    # What is certified is the estimate (each side within its error bound of the exact one);
+    # q is Clarabel's own, as accurate as its point (about 1e-7 relative at its tolerances).
+    for rho in (0.0, 1.0):
+        qa, qb = np.repeat(a.q, compressed.c.astype(int)), b.q
+        ea = float(qa @ (expanded.w * (expanded.u - rho))) + rho
+        eb = float(qb @ (expanded.w * (expanded.u - rho))) + rho
+        assert abs(ea - eb) <= a.error + b.error, (rho, ea, eb)
+    np.testing.assert_allclose(np.repeat(a.q, compressed.c.astype(int)), b.q, rtol=1e-6)
     for side in ("lower", "upper"):
-        la = _cvx.lower_bound(compressed, loglik=a.loglik, quantile=CHI2_95, side=side)
-        lb = _cvx.lower_bound(expanded, loglik=b.loglik, quantile=CHI2_95, side=side)
+        la = cvx.lower_bound(compressed, loglik=a.loglik, quantile=CHI2_95, side=side)
+        lb = cvx.lower_bound(expanded, loglik=b.loglik, quantile=CHI2_95, side=side)
         assert la.value == pytest.approx(lb.value, abs=1e-9)
     v = np.array([0.2, 0.5, 0.8])
-    pa, pb = _cvx.profile(compressed, v), _cvx.profile(expanded, v)
+    pa, pb = cvx.profile(compressed, v), cvx.profile(expanded, v)
     np.testing.assert_allclose(pa.loglik, pb.loglik, rtol=1e-9, atol=1e-9)
     # And the programs themselves: the same optima with counts as with repeated rows.
     assert mle_primal(compressed).solve() == pytest.approx(mle_primal(expanded).solve(), abs=1e-8)
@@ -358,14 +365,14 @@ def test_counts_equal_duplicated_rows(seed, kind, wmax_kind):
 
 def _check_all(sample):
     """Every computation of the cvxpy path succeeds (certified) and the bounds are ordered."""
-    m = _cvx.mle(sample)
+    m = cvx.mle(sample)
     assert m.status.startswith("optimal")
-    lo = _cvx.lower_bound(sample, loglik=m.loglik, quantile=CHI2_95, side="lower")
-    up = _cvx.lower_bound(sample, loglik=m.loglik, quantile=CHI2_95, side="upper")
+    lo = cvx.lower_bound(sample, loglik=m.loglik, quantile=CHI2_95, side="lower")
+    up = cvx.lower_bound(sample, loglik=m.loglik, quantile=CHI2_95, side="upper")
     assert lo.status.startswith("optimal") and up.status.startswith("optimal")
     assert 0 <= lo.value <= 1 - up.value <= 1
     mid = 0.5 * (lo.value + 1 - up.value)
-    prof = _cvx.profile(sample, np.array([mid]))
+    prof = cvx.profile(sample, np.array([mid]))
     assert prof.status.startswith("optimal")
     assert 0 <= 2 * (prof.loglik[0] - m.loglik) <= CHI2_95 + 1e-6
     return m, lo, up
@@ -401,7 +408,7 @@ def test_epsilon_greedy_1000_rows():
     # and the compressed form (3 weights x 2 rewards: 6 rows with counts) gives the same
     sc = s.compress()
     assert sc.n_rows <= 6
-    assert _cvx.mle(sc).loglik == pytest.approx(_cvx.mle(s).loglik, rel=1e-9)
+    assert cvx.mle(sc).loglik == pytest.approx(cvx.mle(s).loglik, rel=1e-9)
 
 
 @pytest.mark.parametrize("build, name, values", [
@@ -470,7 +477,7 @@ def test_infeasible_profile_is_reported_not_solved():
     # v outside [0, 1] is impossible, and v = 0 (v = 1) is impossible when some w u > 0
     # (w (1 - u) > 0): the statistic is inf, never a finite number.
     s = Sample([0.5, 1.5, 3.0], [1.0, 0.0, 0.5], wmax=10)
-    prof = _cvx.profile(s, np.array([-0.5, 0.0, 1.0, 2.0]))
+    prof = cvx.profile(s, np.array([-0.5, 0.0, 1.0, 2.0]))
     assert np.all(np.isinf(prof.loglik))
     # The dual program alone cannot tell: unbounded only logarithmically, it has no improving
     # ray, and Clarabel ends "optimal" far out. The certificate rejects that point.
@@ -478,12 +485,12 @@ def test_infeasible_profile_is_reported_not_solved():
     program.parameters["v"].value = 1.5
     program.problem.solve(solver=cp.CLARABEL)
     beta, tau = float(program.variables["beta"].value), float(program.variables["tau"].value)
-    assert _cvx.certify_profile([beta, tau], 1.5, s).status != "optimal"
+    assert cvx.certify_profile([beta, tau], 1.5, s).status != "optimal"
 
     def check(p):
-        sol = _cvx.certify_profile([float(p.variables["beta"].value),
+        sol = cvx.certify_profile([float(p.variables["beta"].value),
                                     float(p.variables["tau"].value)], 1.5, s)
-        return True if sol.status == "optimal" else _cvx.Rejected(sol.status)
+        return True if sol.status == "optimal" else cvx.Rejected(sol.status)
 
     with pytest.raises(SolverError, match="failed its check: "):
         program.solve(v=1.5, check=check)
@@ -496,41 +503,41 @@ def test_certificates_never_certify_a_wrong_point():
     # (the fast path's) is accepted. A point outside the dual's domain is rejected.
     rng = np.random.default_rng(11)
     s = Sample(rng.uniform(0, 3, 40), rng.random(40), wmax=5)
-    m = elcvx._moment.mle(s, ())
-    assert _cvx.certify_mle([m.beta], s).status == "optimal"
+    m = elcvx.fast.solve.mle(s, ())
+    assert cvx.certify_mle([m.beta], s).status == "optimal"
     for off in (1e-3, -1e-3, 1e-2, 1e-6):
-        assert _cvx.certify_mle([m.beta + off], s).status != "optimal"
-    lo = elcvx._moment.lower_bound(s, (), m.loglik, CHI2_95, mle_sol=m)
+        assert cvx.certify_mle([m.beta + off], s).status != "optimal"
+    lo = elcvx.fast.solve.lower_bound(s, (), m.loglik, CHI2_95, mle_sol=m)
     bound = dict(loglik=m.loglik, quantile=CHI2_95, mle_gap=m.gap)
-    assert _cvx.certify_lower_bound([lo.gamma, lo.beta], s, **bound).status == "optimal"
+    assert cvx.certify_lower_bound([lo.gamma, lo.beta], s, **bound).status == "optimal"
     for db, dg in ((1e-3, 0.0), (lo.beta * 0.01 + 1e-3, 0.0), (0.0, 1e-2)):
-        assert _cvx.certify_lower_bound([lo.gamma + dg, lo.beta + db], s, **bound).status != "optimal"
+        assert cvx.certify_lower_bound([lo.gamma + dg, lo.beta + db], s, **bound).status != "optimal"
     # A point 1e-5 off gives the bound to second order (about 1e-10): certified, with an error
     # bound (first order) that covers that.
-    near = _cvx.certify_lower_bound([lo.gamma, lo.beta + 1e-5], s, **bound)
+    near = cvx.certify_lower_bound([lo.gamma, lo.beta + 1e-5], s, **bound)
     assert near.status != "optimal" or abs(near.value - lo.value) <= near.error <= 1e-6
-    assert _cvx.certify_lower_bound([-1.0, -1.0], s, **bound).status != "optimal"
-    prof = elcvx._moment.profile(s, (), [0.4], mle_sol=m)
-    assert _cvx.certify_profile([prof.beta[0], prof.tau[0]], 0.4, s).status == "optimal"
+    assert cvx.certify_lower_bound([-1.0, -1.0], s, **bound).status != "optimal"
+    prof = elcvx.fast.solve.profile(s, (), [0.4], mle_sol=m)
+    assert cvx.certify_profile([prof.beta[0], prof.tau[0]], 0.4, s).status == "optimal"
     for db, dt in ((1e-2, 0.0), (0.0, 1e-2), (-1e-3, 1e-3)):
-        assert _cvx.certify_profile([prof.beta[0] + db, prof.tau[0] + dt], 0.4, s).status != "optimal"
+        assert cvx.certify_profile([prof.beta[0] + db, prof.tau[0] + dt], 0.4, s).status != "optimal"
     # The user reads the profile's likelihood, whose error is of second order in the point's: a
     # point off by 1e-6 gives l_v to 1e-10, and is certified with that gap.
-    near = _cvx.certify_profile([prof.beta[0] + 1e-6, prof.tau[0]], 0.4, s)
+    near = cvx.certify_profile([prof.beta[0] + 1e-6, prof.tau[0]], 0.4, s)
     assert near.status == "optimal" and 0 < near.gap[0] < 1e-9
     assert abs(near.loglik[0] - prof.loglik[0]) <= near.gap[0] + 1e-12
-    assert _cvx.certify_profile([prof.beta[0], 1e3], 0.4, s).status != "optimal"
+    assert cvx.certify_profile([prof.beta[0], 1e3], 0.4, s).status != "optimal"
 
 
 def test_lower_bound_by_profile_root_agrees():
     # The last-resort fallback (root of the profile statistic) gives the same certified bound.
     rng = np.random.default_rng(12)
     s = Sample(rng.uniform(0, 3, 60), rng.random(60), wmax=5)
-    m = _cvx.mle(s)
+    m = cvx.mle(s)
     for side in ("lower", "upper"):
-        data = elcvx._moment.Moments(s, (), side=side)
-        direct = _cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95, side=side, mle_sol=m)
-        by_root = _cvx._lower_bound_by_profile(s, data, m.loglik, CHI2_95, m.gap, side)
+        data = elcvx.model.Moments(s, (), side=side)
+        direct = cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95, side=side, mle_sol=m)
+        by_root = cvx.solve._lower_bound_by_profile(s, data, m.loglik, CHI2_95, m.gap, side)
         assert by_root.value == pytest.approx(direct.value, abs=1e-10)
         # (kappa is a dual variable, certified only through the value: Clarabel's own point
         # gives it to about its tolerance, the root to rounding.)
@@ -543,10 +550,10 @@ def test_the_upper_bound_by_the_profile_keeps_rewards_in_range():
     lo, hi = -234.1657729372188, 78.65134174567
     assert hi + lo - lo > hi  # the rounding this test is about
     s = Sample([0.5, 2.0, 1.5], [lo, hi, lo], wmax=4.0, rmin=lo, rmax=hi)
-    m = _cvx.mle(s)
-    data = elcvx._moment.Moments(s, (), side="upper")
-    direct = _cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95, side="upper", mle_sol=m)
-    by_root = _cvx._lower_bound_by_profile(s, data, m.loglik, CHI2_95, m.gap, "upper")
+    m = cvx.mle(s)
+    data = elcvx.model.Moments(s, (), side="upper")
+    direct = cvx.lower_bound(s, loglik=m.loglik, quantile=CHI2_95, side="upper", mle_sol=m)
+    by_root = cvx.solve._lower_bound_by_profile(s, data, m.loglik, CHI2_95, m.gap, "upper")
     assert by_root.value == pytest.approx(direct.value, abs=1e-10)
 
 

@@ -139,10 +139,11 @@ def test_chunked_model_on_its_own(logs):
     class Scan:
         engine, n, n_rows, wmin, wmax = InMemoryChunks(chunks), rows.n, rows.n_rows, rows.wmin, rows.wmax
 
-    from elcvx import _moment
+    from elcvx import fast
+    from elcvx import model
 
-    got = _moment.mle_of(ChunkedMoments(Scan()))
-    want = _moment.mle_of(_moment.Moments(rows, ()))
+    got = fast.mle_of(ChunkedMoments(Scan()))
+    want = fast.mle_of(model.Moments(rows, ()))
     assert_agree([got.beta, got.loglik], [want.beta, want.loglik], tol=TOL)
     assert got.q is None and np.allclose(got.sums[:2], [want.q.sum(), want.q @ rows.w], rtol=TOL, atol=0)
 

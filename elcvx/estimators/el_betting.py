@@ -54,7 +54,7 @@ import math
 
 import numpy as np
 
-from .. import _moment
+from .. import fast
 from .._extra_atom import extra_atom
 from ..errors import InvalidInputError
 from ..sample import Sample
@@ -103,7 +103,7 @@ def plug_in(w, u, wmin, wmax, target):
     """``(beta, tau)`` maximising ``l_v(P)`` at the ``v`` where ``l_v(P) = target``, ``P`` the rows
     reweighted by EL's MLE; None when no such bet is found (the caller bets as in block 1)."""
     past = Sample(w, u, wmin=wmin, wmax=wmax)
-    mle = _moment.mle(past, ())
+    mle = fast.mle(past, ())
     if not np.all(np.isfinite(mle.q)):
         return None
     m = float(w.size)
@@ -113,14 +113,14 @@ def plug_in(w, u, wmin, wmax, target):
         rows_w, rows_u, counts = np.r_[w, w_ex], np.r_[u, 0.0], np.r_[counts, m * mass]
     keep = counts > 0.0
     p = Sample(rows_w[keep], rows_u[keep], counts=counts[keep], wmin=wmin, wmax=wmax)
-    p_mle = _moment.mle(p, ())
+    p_mle = fast.mle(p, ())
     quantile = 2.0 * (target - p_mle.loglik)
     if not (math.isfinite(quantile) and quantile > 0.0):
         return None
-    v_hat = _moment.lower_bound(p, (), p_mle.loglik, quantile, "lower", None, p_mle).value
+    v_hat = fast.lower_bound(p, (), p_mle.loglik, quantile, "lower", None, p_mle).value
     if not (math.isfinite(v_hat) and 0.0 < v_hat < 1.0):
         return None
-    prof = _moment.profile(p, (), np.array([v_hat]), None, p_mle)
+    prof = fast.profile(p, (), np.array([v_hat]), None, p_mle)
     b, t = float(prof.beta[0]), float(prof.tau[0])
     if not (math.isfinite(b) and math.isfinite(t) and t > 0.0):
         return None

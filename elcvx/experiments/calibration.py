@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from .. import _bootstrap
+from ..calibration import bootstrap as _bootstrap
 from .._evaluation import evaluate_all
 from ..errors import InvalidInputError
 from . import synthetic

@@ -12,6 +12,7 @@ import shlex
 import sys
 
 from .._cli_args import positive_int
+from ..calibration.bootstrap import DEFAULT_RESAMPLES
 from ..errors import ElcvxError
 from . import (calibration, constraints_study, pessimism, realistic, rho_study, rho_summary,
                sequences_study, synthetic)
@@ -276,7 +277,7 @@ def _add_calibration(which):
                      help="environment draws per sample size (default %(default)s)")
     cal.add_argument("--replicates-at", type=_size_draws, nargs="+", default=[], metavar="N=DRAWS",
                      help="other draws at some sizes, e.g. 10=1000 (the bootstrap's cost)")
-    cal.add_argument("--resamples", type=positive_int, default=calibration._bootstrap.DEFAULT_RESAMPLES,
+    cal.add_argument("--resamples", type=positive_int, default=DEFAULT_RESAMPLES,
                      help="bootstrap resamples (default %(default)s)")
     cal.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED,
                      help="root seed: the synthetic study's (default %(default)s)")

@@ -16,7 +16,7 @@ import tempfile
 
 import numpy as np
 
-from .._oracles import add
+from ..fast.kernels import add
 from .._rows import ChunkedMoments, Columns, InMemoryChunks, Passes, columns_of, reduce_chunks
 from ..errors import InvalidInputError
 from ..sample import RewardScale, weight_check_of

@@ -26,7 +26,7 @@ objectives too, so that the three can be compared (``examples/learn_policy.py``;
 
 The package: :mod:`~elcvx.learning.policies` (the protocols and the learners),
 :mod:`~elcvx.learning.objective` (the objectives and their gradients in ``w``, solved through
-:mod:`elcvx._dispatch`), :mod:`~elcvx.learning.fitting` (:func:`fit`, the two solvers).
+:mod:`elcvx.dispatch`), :mod:`~elcvx.learning.fitting` (:func:`fit`, the two solvers).
 """
 
 from __future__ import annotations

@@ -162,12 +162,12 @@ def fit(policy, X, actions, logging_prob, rewards, *, objective="lower_bound", s
     calibration : {"chi2", "f"}
         See :func:`elcvx.interval`.
     method : {"auto", "fast", "cvxpy"}
-        The inner problem's solver, through :mod:`elcvx._dispatch` as for
+        The inner problem's solver, through :mod:`elcvx.dispatch` as for
         :func:`elcvx.interval`: ``"auto"`` the fast path (if it fails: the compiled DPP program
         of :func:`elcvx.programs.learning.dro_inner_dual` for ``N <=``
         :data:`elcvx.programs.learning.DPP_MAX_ROWS`, else or then the certified cvxpy path of
         :func:`elcvx.interval`); ``"cvxpy"`` that program, compiled once, re-solved at each
-        ``pi`` and certified (:func:`elcvx.programs.learning.solve_certified`), for ``N <=
+        ``pi`` and certified (:func:`elcvx.cvx.inner.solve_certified`), for ``N <=
         DPP_MAX_ROWS``, and as ``"auto"`` above; ``"fast"`` the fast path only.
     max_iter : int
         L-BFGS iterations of the direct solver.

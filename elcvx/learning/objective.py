@@ -3,22 +3,22 @@ r"""The objectives of policy learning at given importance weights, and their gra
 At the weights ``w(pi)`` of a policy (a :class:`~elcvx.Sample`), :class:`Objective` evaluates
 the EL lower bound, the EL estimate or IPS and ``d value / d w_n`` (:func:`value_and_grad` says
 how), and the example weights ``N Q_n`` of the paper's alternating step
-(:func:`lower_bound_weights`). The EL computations go through :mod:`elcvx._dispatch`, as for
+(:func:`lower_bound_weights`). The EL computations go through :mod:`elcvx.dispatch`, as for
 :func:`elcvx.interval`: the fast path and its fallbacks, then the certified cvxpy path. What
 learning adds is the inner program compiled once and re-solved as ``pi`` changes
 (:func:`elcvx.programs.learning.dro_inner_dual`), where compiling it pays; its answers are
-certified like every other cvxpy answer (:func:`elcvx.programs.learning.solve_certified`).
+certified like every other cvxpy answer (:func:`elcvx.cvx.inner.solve_certified`).
 """
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
-from .. import _calibration, _dispatch
+from .. import dispatch
+from ..calibration import quantiles
 from .. import _validation as iv
 from ..errors import InvalidInputError, SolverError
 from ..sample import check_sample
@@ -41,7 +41,7 @@ class Evaluation(NamedTuple):
 
 def finite_quantile(calibration, level, n) -> float:
     """The interval's likelihood-ratio threshold; learning needs a finite one."""
-    quantile = _calibration.quantile(calibration, level, n)
+    quantile = quantiles.quantile(calibration, level, n)
     if not np.isfinite(quantile):
         raise InvalidInputError(f"calibration={calibration!r} has no quantile at N={n:g}: "
                                 "the interval is the whole reward range")
@@ -59,7 +59,7 @@ class Objective:
     """One objective (``"lower_bound"``, ``"estimate"`` or ``"ips"``) at successive samples ``w(pi)``.
 
     ``method`` chooses the lower bound's solver: ``"fast"`` the fast path of
-    :mod:`elcvx._dispatch` (:class:`~elcvx.SolverError` if it fails); ``"auto"`` the fast path,
+    :mod:`elcvx.dispatch` (:class:`~elcvx.SolverError` if it fails); ``"auto"`` the fast path,
     then where it fails the compiled inner program (for ``N <=``
     :data:`~elcvx.programs.learning.DPP_MAX_ROWS`) and, where that fails too or ``N`` is larger,
     the certified cvxpy path of :func:`elcvx.interval`; ``"cvxpy"`` the compiled program for
@@ -78,7 +78,7 @@ class Objective:
             value = float(np.dot(c, w * u)) / n
             return Evaluation(value, c * u / n if need_grad else None, np.ones_like(w),
                               "closed form", "optimal")
-        mle, path = _dispatch.mle(sample, "fast" if self.method == "fast" else "auto")
+        mle, path = dispatch.mle(sample, "fast" if self.method == "fast" else "auto")
         d = 1.0 + mle.beta * (w - 1.0)
         if self.objective == "estimate":
             return self._estimate(sample, mle, path, d, need_grad)
@@ -91,7 +91,7 @@ class Objective:
 
     def _lower_bound(self, sample, mle):
         """The bound's solution at ``sample`` and its path, ``"fast"`` or ``"cvxpy"``."""
-        bound = partial(_dispatch.lower_bound, sample, mle, self.quantile, "lower")
+        bound = partial(dispatch.lower_bound, sample, mle, self.quantile, "lower")
         if self.method == "fast":
             return bound("fast")
         if not (self.method == "cvxpy" and self._compiles(sample)):
@@ -114,11 +114,12 @@ class Objective:
         return sample.n_rows <= programs.DPP_MAX_ROWS
 
     def _solve_compiled(self, sample, mle):
+        from ..cvx.inner import solve_certified
         from ..programs import learning as programs
 
         if self.program is None:
             self.program = programs.dro_inner(sample, form="dual")
-        return programs.solve_certified(self.program, w=sample.w, mle=mle, quantile=self.quantile)
+        return solve_certified(self.program, w=sample.w, mle=mle, quantile=self.quantile)
 
     def _estimate(self, sample, mle, path, d, need_grad):
         w, u, c, n = sample.w, sample.u, sample.c, sample.n

@@ -22,7 +22,7 @@ from .empirical_likelihood import (
 from .cressie_read import cr_estimate_primal, cr_lower_bound_primal
 
 # The inner problem of lower-bound policy learning (elcvx.learning), a DPP program in w(pi).
-from .learning import DPP_MAX_ROWS, dro_inner, dro_inner_dual, dro_inner_primal, dro_phi
+from .learning import DPP_MAX_ROWS, dro_inner, dro_inner_dual, dro_inner_primal
 
 __all__ = [
     "Program",
@@ -38,6 +38,5 @@ __all__ = [
     "dro_inner",
     "dro_inner_primal",
     "dro_inner_dual",
-    "dro_phi",
     "DPP_MAX_ROWS",
 ]

@@ -23,7 +23,7 @@ constraint coefficients of size ``wmax`` (up to ``1e6``, or infinite), and objec
 ``N log N``: Clarabel fails on them, or returns "optimal" with a wrong value, far more often
 than on the scaled programs below (the documentation's performance page measures how often a
 single solve of each scaled program fails; the lower-bound programs remain the hardest, and
-:mod:`elcvx._cvx` has the fallbacks). Every builder uses the same change of variables, which
+:mod:`elcvx.cvx` has the fallbacks). Every builder uses the same change of variables, which
 changes no optimum and is undone in the ``variables`` handles:
 
 * per-example masses ``y_n = N q_n`` (so ``y_n = 1`` at the empirical distribution);
@@ -50,7 +50,7 @@ With the scaling above, cvxpy's multipliers are the paper's dual variables with 
 signs (each builder's docstring says which is which), and the multipliers of a dual program's
 constraints are the primal's extra-atom masses. They are accurate to about ``1e-6`` relative
 (an interior-point solver meets its tolerances on the objective and the residuals, not on each
-variable); :mod:`elcvx._cvx` refines and certifies them.
+variable); :mod:`elcvx.cvx` certifies them.
 
 Moment constraints (``constraints=``, ``atoms=``)
 ------------------------------------------------
@@ -113,7 +113,7 @@ def _rebuildable(builder):
 @_rebuildable
 def mle_primal(sample, *, constraints=(), atoms=None) -> Program:
     r"""The nonparametric maximum-likelihood program of the estimate (paper section 3.2, app. B).
-    The fast path solves its dual: :func:`elcvx._moment.mle_of`.
+    The fast path solves its dual: :func:`elcvx.fast.mle_of`.
 
     .. math::
 
@@ -160,7 +160,7 @@ def mle_primal(sample, *, constraints=(), atoms=None) -> Program:
 @_rebuildable
 def mle_dual(sample, *, constraints=(), atoms=None) -> Program:
     r"""The dual of the MLE: ``beta*`` of the paper's eq. (betastar). The fast path solves this
-    program: :func:`elcvx._moment.mle_of`.
+    program: :func:`elcvx.fast.mle_of`.
 
     .. math::
 
@@ -219,7 +219,7 @@ def mle_dual(sample, *, constraints=(), atoms=None) -> Program:
 @_rebuildable
 def profile_primal(sample, *, constraints=(), atoms=None) -> Program:
     r"""The profile likelihood ``L(v)`` (paper eq. (primalprof), with counts and corner atoms).
-    The fast path solves its dual: :func:`elcvx._moment.profile_of`.
+    The fast path solves its dual: :func:`elcvx.fast.profile_of`.
 
     .. math::
 
@@ -269,7 +269,7 @@ def profile_primal(sample, *, constraints=(), atoms=None) -> Program:
 @_rebuildable
 def profile_dual(sample, *, constraints=(), atoms=None) -> Program:
     r"""The dual likelihood ``l_v`` of the profile (paper eqs. (lrdual) and (constraints)). The
-    fast path solves this program: :func:`elcvx._moment.profile_of`.
+    fast path solves this program: :func:`elcvx.fast.profile_of`.
 
     .. math::
 
@@ -288,7 +288,7 @@ def profile_dual(sample, *, constraints=(), atoms=None) -> Program:
     the data exclude) makes this program unbounded, but only logarithmically: there is no
     improving ray, hence no certificate of unboundedness, and Clarabel was measured reporting
     ``optimal`` with ``|beta|, |tau| ~ 1e13`` and a finite, meaningless value (about 30).
-    :func:`elcvx._cvx.profile` decides feasibility exactly before solving, and its certificate
+    :func:`elcvx.cvx.profile` decides feasibility exactly before solving, and its certificate
     rejects such a point.
 
     Handles: ``parameters`` ``v``; ``variables`` ``beta``, ``tau``; ``constraints`` the corners.
@@ -321,7 +321,7 @@ def profile_dual(sample, *, constraints=(), atoms=None) -> Program:
 def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None,
                        value=None) -> Program:
     r"""The lower end of the confidence interval (paper appendix C, corrected: docs/primal-dual.md).
-    The fast path solves its dual: :func:`elcvx._moment.lower_bound_of`.
+    The fast path solves its dual: :func:`elcvx.fast.lower_bound_of`.
 
     .. math::
 
@@ -387,7 +387,7 @@ def lower_bound_dual(sample, *, side="lower", constraints=(), atoms=None,
                        value=None) -> Program:
     r"""The dual of :func:`lower_bound_primal` (docs/primal-dual.md; the paper's main text is wrong).
     The fast path solves this program, with ``kappa`` eliminated:
-    :func:`elcvx._moment.lower_bound_of`.
+    :func:`elcvx.fast.lower_bound_of`.
 
     .. math::
 

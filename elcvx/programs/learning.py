@@ -8,7 +8,7 @@ and its inner problem is the lower-bound program of the interval with the policy
 weights ``w(pi)`` as data. Everything else in that program is fixed by the log: the rewards
 ``u``, the counts ``c``, ``wmin`` and ``wmax``. So the builders here declare ``w`` as a vector
 :class:`cvxpy.Parameter`, and with it the one scalar that also moves with ``pi``: the likelihood
-radius ``phi = -N log N - l*_mle(w) - quantile/2`` (:func:`dro_phi`), which depends on ``w``
+radius ``phi = -N log N - l*_mle(w) - quantile/2`` (:func:`elcvx.cvx.inner.dro_phi`), which depends on ``w``
 through the maximum-likelihood fit. Both programs are DPP, so after the first solve cvxpy
 substitutes new parameter values into the cached canonical form instead of compiling again.
 
@@ -20,8 +20,9 @@ path, ``tests/test_learning.py``):
 * :func:`dro_inner_dual` -- its three-variable dual, used by :mod:`elcvx.learning` (it solved
   faster and, with Clarabel, more reliably at the first attempt).
 
-Clarabel's answer is not taken as it is: :func:`solve_certified` certifies its dual point as
-every cvxpy answer of the package is (:mod:`elcvx.certify`).
+Solving them is not this module's: :mod:`elcvx.cvx.inner` computes ``phi`` (:func:`~elcvx.cvx.inner.dro_phi`) and
+certifies Clarabel's answer as every cvxpy answer of the package is
+(:func:`~elcvx.cvx.inner.solve_certified`); this module only declares the programs.
 
 Where compiling pays. A vector parameter makes cvxpy's compilation grow much faster than the
 data (about as ``N^2``): the parametrised canonical form records how each coefficient depends on
@@ -41,10 +42,9 @@ import math
 import cvxpy as cp
 import numpy as np
 
-from .. import _moment
-from .._solutions import BoundSolution
+from ..solutions import BoundSolution
 from ..errors import InvalidInputError
-from .base import CERTIFIED_ATTEMPTS, Program
+from .base import Program
 from .empirical_likelihood import lower_bound_problem
 
 #: Largest number of rows for which :mod:`elcvx.learning` compiles the DPP program
@@ -60,39 +60,6 @@ def _fixed_data(sample):
     return u, c, float(sample.n), float(sample.wmin), float(sample.wmax)
 
 
-def dro_phi(w, *, counts=None, wmin=0.0, wmax, quantile) -> float:
-    r"""The likelihood radius of the inner problem at weights ``w``: ``-N log N - l*_mle(w) - q/2``.
-
-    ``l*_mle(w) = max_beta sum_n c_n log(1 + beta (w_n - 1))`` over ``beta`` in
-    ``[-1/(wmax - 1), 1/(1 - wmin)]`` (the paper's eq. (betastar), solved by the fast path's
-    Newton iteration). This is the ``phi`` parameter of :func:`dro_inner_primal` and
-    :func:`dro_inner_dual`; it changes with ``pi`` together with ``w``.
-
-    Parameters
-    ----------
-    w : array_like
-        Importance weights ``w_n(pi)`` in ``[wmin, wmax]``.
-    counts : array_like, optional
-        Row multiplicities (ones when omitted).
-    wmin, wmax : float
-        The weight bounds of the program.
-    quantile : float
-        The calibration quantile ``q`` of the interval (e.g. ``chi2(1).ppf(0.95)``).
-
-    Examples
-    --------
-    >>> from elcvx.programs.learning import dro_phi
-    >>> round(dro_phi([0.5, 1.5], wmax=10.0, quantile=3.84), 4)  # -2 log 2 - 0 - 1.92
-    -3.3063
-    """
-    w = np.asarray(w, dtype=float)
-    c = None if counts is None else np.asarray(counts, dtype=float)
-    n = float(w.size) if c is None else float(c.sum())
-    from ..sample import Sample  # (imported here: elcvx.sample imports this package)
-
-    # (The rewards are unused by the MLE.)
-    mle = _moment.mle(Sample(w, np.zeros_like(w), counts=c, wmin=float(wmin), wmax=float(wmax)), ())
-    return -n * math.log(n) - mle.loglik - 0.5 * float(quantile)
 
 
 def dro_inner_primal(sample) -> Program:
@@ -107,7 +74,7 @@ def dro_inner_primal(sample) -> Program:
 
     the program of :func:`elcvx.programs.lower_bound_primal` (appendix C, corrected in
     docs/primal-dual.md) with the weights a :class:`cvxpy.Parameter` ``w`` and ``phi`` a scalar
-    parameter (set it with :func:`dro_phi`). The sample supplies the fixed data: rewards ``u``
+    parameter (set it with :func:`elcvx.cvx.inner.dro_phi`). The sample supplies the fixed data: rewards ``u``
     (unit scale), counts, ``wmin``, ``wmax``; its weights are only the parameter's initial value.
 
     Scaled form (as in :mod:`elcvx.programs.empirical_likelihood`): ``y = N q``,
@@ -128,7 +95,8 @@ def dro_inner_primal(sample) -> Program:
     Examples
     --------
     >>> import elcvx
-    >>> from elcvx.programs.learning import dro_inner_primal, dro_phi
+    >>> from elcvx.programs.learning import dro_inner_primal
+    >>> from elcvx.cvx.inner import dro_phi
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
     >>> prog = dro_inner_primal(s)
     >>> w = [0.0, 2.0, 2.0, 0.5]
@@ -168,7 +136,8 @@ def dro_inner_dual(sample) -> Program:
     Examples
     --------
     >>> import elcvx
-    >>> from elcvx.programs.learning import dro_inner_dual, dro_phi, read_solution, solve_certified
+    >>> from elcvx.programs.learning import dro_inner_dual, read_solution
+    >>> from elcvx.cvx.inner import dro_phi
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
     >>> prog = dro_inner_dual(s)
     >>> w = [0.5, 1.5, 2.0, 0.5]
@@ -178,11 +147,6 @@ def dro_inner_dual(sample) -> Program:
     >>> sol = read_solution(prog)
     >>> round(float(sol.q.sum()), 4)  # Q on the sample; the rest sits on the atom (wmax, 0)
     0.9674
-    >>> from elcvx import _moment
-    >>> mle = _moment.mle(elcvx.Sample(w, s.u, wmax=10), ())  # l*_mle(w) and its certified gap
-    >>> sol = solve_certified(prog, w=w, mle=mle, quantile=3.841459)  # Clarabel's, certified
-    >>> round(sol.value, 4), sol.status, sol.error < 1e-6
-    (0.2529, 'optimal', True)
     """
     return _inner_program(sample, "dual")
 
@@ -216,10 +180,10 @@ def _dual_point(program: Program):
 
 def read_solution(program: Program) -> BoundSolution:
     """The value, duals ``(beta, gamma, kappa)`` and per-example ``q`` of a solved inner program,
-    as Clarabel left them (:func:`solve_certified` refines and certifies them).
+    as Clarabel left them (:func:`elcvx.cvx.inner.solve_certified` certifies them).
 
     ``q_n = kappa / (gamma + beta w_n + w_n u_n)`` at the parameter value ``w`` last solved for,
-    the same :class:`~elcvx._solutions.BoundSolution` that the fast path returns.
+    the same :class:`~elcvx.solutions.BoundSolution` that the fast path returns.
     """
     info = program.info
     N, u = info["N"], info["u"]
@@ -236,46 +200,3 @@ def read_solution(program: Program) -> BoundSolution:
                          kappa=kappa, q=q, status=str(program.problem.status))
 
 
-def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
-    """Solve the inner program at ``w`` (``phi`` from the MLE ``mle`` of ``w`` and the
-    calibration ``quantile``) and return its certified solution.
-
-    As for every cvxpy answer of the package (:mod:`elcvx._cvx`), Clarabel's answer is not taken
-    on trust: its dual point ``(gamma, beta)`` is certified by :mod:`elcvx.certify` (the error
-    of the bound it gives, from an exactly feasible primal point); a point that fails is a
-    failed attempt of :meth:`Program.solve`, which then tries its fallback settings. The value,
-    ``kappa`` and ``q`` are the closed forms at Clarabel's point.
-
-    Raises
-    ------
-    SolverError
-        When no attempt is certified.
-
-    Examples
-    --------
-    See :func:`dro_inner_dual`.
-    """
-    from .. import _cvx  # (imported here: _cvx imports this package)
-    from ..sample import Sample
-
-    info = program.info
-    sample = Sample(w, info["u"], counts=info["counts"], wmin=info["wmin"], wmax=info["wmax"])
-    data = _moment.Moments(sample, ())
-    phi = -data.n * math.log(data.n) - mle.loglik - 0.5 * float(quantile)
-    found = {}
-
-    def check(p):
-        gamma, beta = (_cvx._scalar(x) for x in reversed(_dual_point(p)))
-        if gamma is None or beta is None:
-            return _cvx.Rejected("no dual point")
-        sol = _moment.lower_bound_of(data, mle.loglik, quantile, start=np.array([gamma, beta]),
-                                     max_iter=0, mle_gap=mle.gap)
-        found["sol"] = sol
-        return True if sol.status == "optimal" else _cvx.Rejected(sol.status)
-
-    # (Tight settings first: the learner's gradient reads q, which the certificate of the value
-    # does not bound; at 1e-13 Clarabel's q is accurate to about 1e-10.)
-    program.solve(check=check, w=sample.w, phi=phi, attempts=CERTIFIED_ATTEMPTS)
-    form = info["form"]
-    return found["sol"]._replace(status=_cvx._status(form, (form,), program.log[-1][0],
-                                                     program.log[-1][1]))

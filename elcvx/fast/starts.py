@@ -1,4 +1,4 @@
-"""Starts of the fast path's programs (:mod:`elcvx._moment`): a feasible point near a given
+"""Starts of the fast path's programs (:mod:`elcvx.fast.solve`): a feasible point near a given
 one, another solver's point made feasible, the MLE's start from the root of its gradient's
 series (one feature), and the bound's from the profile's quadratic approximation at the MLE,
 with the sums for it that the MLE's last pass gives. A good start is a pass saved: the active-set
@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ._oracles import add, quadratic_block
+from .kernels import add, quadratic_block
 
 
 def _interior_point(A, h, center):

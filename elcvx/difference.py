@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _calibration, _dispatch, _moment
+from . import dispatch, fast
+from .calibration import quantiles
+from .model import Moments
 from . import _validation as iv
 from .constraints import MomentConstraint
 from .errors import InvalidInputError
@@ -137,7 +139,7 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
         policies equal where nothing was logged: with the default atoms, a policy against a
         copy of itself has the estimate 0 but an interval of the model's width.
     method : {"auto", "fast", "cvxpy"}
-        ``"fast"``: numpy (:mod:`elcvx._moment`); ``"cvxpy"``: Clarabel's own solution of
+        ``"fast"``: numpy (:mod:`elcvx.fast`); ``"cvxpy"``: Clarabel's own solution of
         :func:`~elcvx.programs.mle_primal` and :func:`~elcvx.programs.lower_bound_primal`
         (with ``value=``), certified; ``"auto"``: the fast path, and cvxpy where it fails.
     alternative : {"two-sided", "greater", "less"}
@@ -186,17 +188,17 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     if not a.rmin <= rho <= a.rmax:
         raise InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{a.rmin}, {a.rmax}]")
     rho_u = a.to_unit(rho)
-    quantile = _calibration.quantile(calibration,
-                                     _calibration.two_sided_level(level, alternative), a.n)
+    quantile = quantiles.quantile(calibration,
+                                     quantiles.two_sided_level(level, alternative), a.n)
     constraints, atoms, value = _model(a, b, atoms)
-    data = _moment.Moments(a, constraints, atoms, value=value)
+    data = Moments(a, constraints, atoms, value=value)
     data.estimate_coef = (2.0, 1.0, 1.0)  # |(w_a - w_b)(u - rho)| <= w_a + w_b = 2 + d_a + d_b
     negated = (-value[0], -value[2], -value[1])
-    cvx = _dispatch._cvx_module  # imports cvxpy only when the cvxpy path runs
-    mle, path = _dispatch._run(method, lambda: _moment.mle_of(data),
+    cvx = dispatch._cvx_module  # imports cvxpy only when the cvxpy path runs
+    mle, path = dispatch._run(method, lambda: fast.mle_of(data),
                                lambda: cvx().mle_of(data, a, constraints, atoms),
                                "the MLE of the difference",
-                               feasible=_dispatch.feasibility(a, constraints, atoms, data))
+                               feasible=dispatch.feasibility(a, constraints, atoms, data))
     c = 1.0 if a.counts is None else a.counts
     cq = c * mle.q
     base = float(cq @ data.h)
@@ -209,10 +211,10 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
                                 f"whole range: no {calibration} quantile at N={a.n:g}", alternative)
     bounds, paths = [-1.0, -1.0], {path}  # (lower end, -upper end); an end not solved: the range's
     for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
-        if end not in _calibration.solved_sides(alternative):
+        if end not in quantiles.solved_sides(alternative):
             continue
-        sol, used = _dispatch._run(
-            method, lambda: _moment.lower_bound_of(model, mle.loglik, quantile, mle),
+        sol, used = dispatch._run(
+            method, lambda: fast.lower_bound_of(model, mle.loglik, quantile, mle),
             lambda: cvx().lower_bound(a, loglik=mle.loglik, quantile=quantile,
                                       constraints=constraints, atoms=atoms, value=val,
                                       mle_sol=mle),

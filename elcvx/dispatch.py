@@ -7,7 +7,8 @@ itself) is imported only when used.
 
 from __future__ import annotations
 
-from . import _moment
+from . import fast
+from .model import Moments
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
 
@@ -20,7 +21,7 @@ def _run(method, fast_call, cvx_call, what, in_memory=True, feasible=None):
     """``(solution, path)``; ``method`` as the public functions have validated it. The cvxpy
     path needs the rows in memory (``in_memory``): a scanned log has the fast path only.
     ``feasible()``, where a solver fails, raises the error that says the model cannot hold
-    (:func:`elcvx._feasibility.check`), before the solver's own."""
+    (:func:`elcvx.feasibility.check`), before the solver's own."""
     if not in_memory and method == "cvxpy":
         raise InvalidInputError("method='cvxpy' needs the log's rows in memory (read_log); a "
                                 "scanned log is evaluated by the fast path: method='fast'",
@@ -49,9 +50,9 @@ def feasibility(sample, constraints, atoms, data=None):
         return None
 
     def check():
-        from . import _feasibility
+        from . import feasibility as _feasibility
 
-        model = _moment.Moments(sample, constraints, atoms) if data is None else data
+        model = Moments(sample, constraints, atoms) if data is None else data
         _feasibility.check(model, [c.name for c in constraints])
 
     return check
@@ -67,7 +68,7 @@ def mle(sample, method, model=None):
     nothing a caller does to a result can change a later answer.
     """
     constraints, atoms = model if model is not None else ((), None)
-    run = lambda: _run(method, lambda: _moment.mle(sample, constraints, atoms),  # noqa: E731
+    run = lambda: _run(method, lambda: fast.mle(sample, constraints, atoms),  # noqa: E731
                        lambda: _cvx_module().mle(sample, constraints, atoms),
                        "the MLE" + ("" if model is None else " with constraints"),
                        _in_memory(sample),
@@ -85,7 +86,7 @@ def lower_bound(sample, mle_sol, quantile, side, method, model=None):
     """The lower bound of ``u`` (``side="lower"``) or of ``1 - u``."""
     constraints, atoms = model if model is not None else ((), None)
     return _run(method,
-                lambda: _moment.lower_bound(sample, constraints, mle_sol.loglik, quantile, side,
+                lambda: fast.lower_bound(sample, constraints, mle_sol.loglik, quantile, side,
                                             atoms, mle_sol),
                 lambda: _cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
                                                   side=side, constraints=constraints, atoms=atoms,
@@ -97,7 +98,7 @@ def lower_bound(sample, mle_sol, quantile, side, method, model=None):
 def profile(sample, v_unit, mle_sol, method, model=None):
     """The profile likelihood at each ``v_unit`` (the unit reward scale)."""
     constraints, atoms = model if model is not None else ((), None)
-    return _run(method, lambda: _moment.profile(sample, constraints, v_unit, atoms, mle_sol),
+    return _run(method, lambda: fast.profile(sample, constraints, v_unit, atoms, mle_sol),
                 lambda: _cvx_module().profile(sample, v_unit, constraints, atoms),
                 "the profile likelihood" + ("" if model is None else " with constraints"),
                 _in_memory(sample))
@@ -110,6 +111,6 @@ def _in_memory(sample) -> bool:
 
 def _cvx_module():
     # Imported lazily: cvxpy is slow to import and the fast path never needs it.
-    from . import _cvx
+    from . import cvx
 
-    return _cvx
+    return cvx

@@ -57,7 +57,7 @@ def target_range(data, j):
     (their closure) that meet every other constraint."""
     M, t = _system(data)
     others = [i for i in range(len(t)) if i != 2 + j]
-    rows, cols = data.rows, M.shape[1]
+    cols = M.shape[1]
     ends = []
     for sign in (1.0, -1.0):
         res = linprog(sign * M[2 + j], A_eq=M[others], b_eq=t[others],

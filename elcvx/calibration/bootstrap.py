@@ -32,10 +32,11 @@ import math
 
 import numpy as np
 
-from . import _calibration, _dispatch
-from ._extra_atom import extra_atom
-from .errors import InvalidInputError
-from .sample import Sample
+from .. import dispatch
+from .._extra_atom import extra_atom
+from ..errors import InvalidInputError
+from ..sample import Sample
+from . import quantiles
 
 DEFAULT_RESAMPLES = 999
 # Resamples per batch: a batch holds a few (batch, rows) float arrays.
@@ -79,7 +80,7 @@ def statistics(sample, resamples_: int, generator: np.random.Generator, progress
     path if that fails) on the compressed sample, whatever path the interval's endpoints use, so
     the threshold does not depend on ``method``."""
     sample = sample.compress()
-    mle_sol, _ = _dispatch.mle(sample, "auto")
+    mle_sol, _ = dispatch.mle(sample, "auto")
     w, u, p, v0 = world(sample, mle_sol)
     # Merge rows that coincide after adding the atom (it may repeat a row).
     key = np.unique(np.stack([w, u]), axis=1, return_inverse=True)
@@ -107,7 +108,7 @@ def statistics(sample, resamples_: int, generator: np.random.Generator, progress
 def _progress_bar(resamples_: int, progress):
     """The bootstrap's bar on stderr: ``progress`` True, False or None (on a terminal), drawn
     after :data:`elcvx.io.progress.SLOW_SECONDS`."""
-    from .io import progress as bars
+    from ..io import progress as bars
 
     enabled = bars.on_terminal() if progress is None else bool(progress)
     return bars.Progress("bootstrap calibration", resamples_, enabled, unit="resamples",
@@ -141,7 +142,7 @@ def calibrate(sample, level: float, resamples_: int, random_state):
     the chi-square interval covers 97-99.7%: docs/synthetic/calibration.md).
     """
     t, _, _ = statistics(sample, resamples_, rng(random_state))
-    chi2 = _calibration.quantile("chi2", level, sample.n)
+    chi2 = quantiles.quantile("chi2", level, sample.n)
     return max(chi2, critical_value(t, level)), t
 
 
@@ -189,8 +190,8 @@ def batch_statistics(w, u, counts, wmin, wmax, v0):
         # The package's own dispatch: the fast path, then the general solver, then cvxpy.
         keep = counts[i] > 0
         one = Sample(w[keep], u[keep], counts=counts[i, keep], wmin=wmin, wmax=wmax)
-        mle, _ = _dispatch.mle(one, "auto")
-        prof, _ = _dispatch.profile(one, np.array([v0]), mle, "auto")
+        mle, _ = dispatch.mle(one, "auto")
+        prof, _ = dispatch.profile(one, np.array([v0]), mle, "auto")
         l_mle[i], l_v[i] = mle.loglik, prof.loglik[0]
     return np.maximum(2.0 * (l_v - l_mle), 0.0), bad.size
 

@@ -1,9 +1,9 @@
 r"""The cvxpy path: every EL program, with moment constraints or without (the paper's), as a
 cvxpy program of :mod:`elcvx.programs` solved by Clarabel, its answer certified.
 
-Same contract as the fast path (:mod:`elcvx._moment`): rewards rescaled to ``[0, 1]`` (``u``),
-counts ``c``, ``N = sum(c)``, the model of :class:`elcvx._moment.Moments` and the tuples of
-:mod:`elcvx._solutions`.
+Same contract as the fast path (:mod:`elcvx.fast`): rewards rescaled to ``[0, 1]`` (``u``),
+counts ``c``, ``N = sum(c)``, the model of :class:`elcvx.fast.Moments` and the tuples of
+:mod:`elcvx.solutions`.
 
 How a number is produced
 ------------------------
@@ -43,11 +43,12 @@ import math
 
 import numpy as np
 
-from . import _moment
-from . import programs as P
-from ._solutions import BoundSolution, MLESolution, ProfileSolution
-from .errors import SolverError
-from .programs.base import CERTIFIED_ATTEMPTS, CERTIFIED_BOUND_ATTEMPTS
+from .. import fast
+from .. import programs as P
+from ..model import Moments, at_the_edge
+from ..solutions import BoundSolution, MLESolution, ProfileSolution
+from ..errors import SolverError
+from ..programs.base import CERTIFIED_ATTEMPTS, CERTIFIED_BOUND_ATTEMPTS
 
 #: Iterations of the fast path's active-set method from Clarabel's last dual point, where none
 #: of its answers is certified (two or three Newton steps reach rounding from there).
@@ -159,7 +160,7 @@ def _shows_progress(label):
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            from .io.progress import stage
+            from ..io.progress import stage
 
             with stage(label(*args, **kwargs) if callable(label) else label):
                 return fn(*args, **kwargs)
@@ -184,21 +185,21 @@ NAMES = {"mle": ("beta", "lambda"), "profile": ("beta", "lambda", "tau"),
 def certify_mle(point, sample, constraints=(), atoms=None, *, data=None) -> MLESolution:
     """The MLE at the dual point ``(beta, lambda)``, as it is: status ``"optimal"`` where
     :mod:`elcvx.certify` accepts it, else why not (moved onto the atoms' faces it meets within
-    rounding, :func:`elcvx._starts._given_start`)."""
-    data = _moment.Moments(sample, constraints, atoms) if data is None else data
-    return _moment.mle_of(data, start=np.asarray(point, dtype=float), max_iter=0)
+    rounding, :func:`elcvx.fast.starts._given_starts`)."""
+    data = Moments(sample, constraints, atoms) if data is None else data
+    return fast.mle_of(data, start=np.asarray(point, dtype=float), max_iter=0)
 
 
 def certify_profile(point, v, sample, constraints=(), atoms=None, *, data=None) -> ProfileSolution:
     """The profile likelihood at ``v`` from the dual point ``(beta, lambda, tau)``, as it is."""
-    data = _moment.Moments(sample, constraints, atoms) if data is None else data
+    data = Moments(sample, constraints, atoms) if data is None else data
     lo, hi = data.value_range
     if not lo < v < hi:
         nan = np.full(1, np.nan)
         return ProfileSolution(np.full(1, np.inf), nan, nan,
                                f"not certified (v = {v!r} is not inside ({lo}, {hi}), where the "
                                "dual has its optimum)")
-    return _moment.profile_of(data, [v], starts=[np.asarray(point, dtype=float)], max_iter=0)
+    return fast.profile_of(data, [v], starts=[np.asarray(point, dtype=float)], max_iter=0)
 
 
 def certify_lower_bound(point, sample, *, loglik, quantile, mle_gap, side="lower",
@@ -206,8 +207,8 @@ def certify_lower_bound(point, sample, *, loglik, quantile, mle_gap, side="lower
     """The lower bound from the dual point ``(gamma, beta, lambda)``, as it is, for the MLE
     ``loglik`` with certified gap ``mle_gap``."""
     if data is None:
-        data = _moment.Moments(sample, constraints, atoms, side=side)
-    return _moment.lower_bound_of(data, loglik, quantile, start=np.asarray(point, dtype=float),
+        data = Moments(sample, constraints, atoms, side=side)
+    return fast.lower_bound_of(data, loglik, quantile, start=np.asarray(point, dtype=float),
                                   max_iter=0, mle_gap=mle_gap)
 
 
@@ -218,7 +219,7 @@ def certify_lower_bound(point, sample, *, loglik, quantile, mle_gap, side="lower
 def mle(sample, constraints=(), atoms=None) -> MLESolution:
     """The (constrained) MLE: Clarabel's answer to :func:`~elcvx.programs.mle_primal` (then
     :func:`~elcvx.programs.mle_dual`), certified at its dual point ``(beta, lambda)``."""
-    data = _moment.Moments(sample, constraints, atoms)
+    data = Moments(sample, constraints, atoms)
     return mle_of(data, sample, constraints, atoms)
 
 
@@ -229,7 +230,7 @@ def mle_of(data, sample, constraints=(), atoms=None) -> MLESolution:
     sol, status = _run(
         _What("mle", "the MLE" + (" with constraints" if data.k else "")), builders, MLE_ORDER,
         CERTIFIED_ATTEMPTS, lambda x: certify_mle(x, sample, data=data),
-        lambda x: _moment.mle_of(data, start=x, max_iter=POLISH_ITER))
+        lambda x: fast.mle_of(data, start=x, max_iter=POLISH_ITER))
     return sol._replace(status=status, work=(0, 0))
 
 
@@ -240,11 +241,11 @@ def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
     :func:`~elcvx.programs.profile_dual`), one program compiled and re-solved for each ``v``
     (a :class:`cvxpy.Parameter`), each certified at its dual point. Where no distribution
     meets ``E_Q[h] = v`` (``v`` outside ``(0, 1)``, but for an end that the rows leave as the
-    only value: :func:`elcvx._moment.at_the_edge`), ``l_v = inf`` without a solve."""
+    only value: :func:`elcvx.model.at_the_edge`), ``l_v = inf`` without a solve."""
     v = np.atleast_1d(np.asarray(v, dtype=float))
     if v.ndim != 1:
         raise ValueError("v must be a scalar or a 1-d array")
-    data = _moment.Moments(sample, constraints, atoms)
+    data = Moments(sample, constraints, atoms)
     out_l, out_b, out_t = np.full(v.shape, np.inf), np.full(v.shape, np.nan), np.full(v.shape, np.nan)
     gaps = np.zeros(v.shape)
     builders = {"primal": lambda: P.profile_primal(sample, constraints=constraints, atoms=atoms),
@@ -255,7 +256,7 @@ def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
         if np.isnan(vi):
             raise ValueError(f"v[{i}] is NaN")
         if not 0.0 < vi < 1.0:
-            if _moment.at_the_edge(data, vi):
+            if at_the_edge(data, vi):
                 m = mle_of(data, sample, constraints, atoms)
                 out_l[i], out_b[i], out_t[i], gaps[i] = m.loglik, m.beta, 0.0, m.gap
                 statuses.add(m.status)
@@ -268,7 +269,7 @@ def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
             _What("profile", f"the profile likelihood at v = {vi!r}"),
             {f: build(f) for f in PROFILE_ORDER}, PROFILE_ORDER, CERTIFIED_ATTEMPTS,
             lambda x, vi=vi: certify_profile(x, vi, sample, data=data),
-            lambda x, vi=vi: _moment.profile_of(data, [vi], starts=[x], max_iter=POLISH_ITER),
+            lambda x, vi=vi: fast.profile_of(data, [vi], starts=[x], max_iter=POLISH_ITER),
             v=float(vi))
         out_l[i], out_b[i], out_t[i], gaps[i] = sol.loglik[0], sol.beta[0], sol.tau[0], sol.gap[0]
         statuses.add(status)
@@ -280,7 +281,7 @@ def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
 def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms=None,
                 value=None, mle_gap=0.0, mle_sol=None) -> BoundSolution:
     """The lower end ``v_lb`` of the interval on the unit scale (of ``1 - u`` for
-    ``side="upper"``; of ``value = (h, h_lo, h_hi)`` as in :class:`elcvx._moment.Moments`).
+    ``side="upper"``; of ``value = (h, h_lo, h_hi)`` as in :class:`elcvx.fast.Moments`).
 
     ``phi = -N log N - loglik - quantile / 2``, ``loglik`` the MLE's with certified gap
     ``mle_gap`` (``mle_sol``'s, if given). Clarabel's answers to
@@ -297,7 +298,7 @@ def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms
     quantile = float(quantile)
     if not quantile >= 0:
         raise ValueError(f"quantile={quantile!r} must be >= 0")
-    data = _moment.Moments(sample, constraints, atoms, side=side, value=value)
+    data = Moments(sample, constraints, atoms, side=side, value=value)
     if quantile == math.inf:
         return BoundSolution(value=data.value_range[0], beta=0.0, gamma=0.0, kappa=0.0,
                              q=np.zeros(data.rows), status="optimal (quantile = inf)", error=0.0)
@@ -321,7 +322,7 @@ def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms
         for form in LOWER_BOUND_ORDER}
 
     def refine(y):
-        return _moment.lower_bound_of(data, loglik, quantile, start=y, max_iter=POLISH_ITER,
+        return fast.lower_bound_of(data, loglik, quantile, start=y, max_iter=POLISH_ITER,
                                       mle_gap=mle_gap)
 
     def at(y):
@@ -390,7 +391,7 @@ def _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side):
     if not tau_v > 0:
         return None
     y = np.array([(1.0 - beta_v - tau_v * v) / tau_v, beta_v / tau_v])
-    sol = _moment.lower_bound_of(data, loglik, quantile, start=y, max_iter=POLISH_ITER,
+    sol = fast.lower_bound_of(data, loglik, quantile, start=y, max_iter=POLISH_ITER,
                                  mle_gap=mle_gap)
     if sol.status != "optimal":
         return None

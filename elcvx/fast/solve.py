@@ -1,22 +1,24 @@
-"""The fast path: numpy only. Every EL program, with any number of moment constraints
-(:mod:`elcvx.constraints`) or none (the paper's), solved on its low-dimensional dual.
+"""The fast path's three programs (numpy only): the MLE, the profile likelihood at ``v`` and
+the bound, with any number of moment constraints (:mod:`elcvx.constraints`) or none (the
+paper's), each solved on its low-dimensional dual and certified.
 
-Each program's dual has a few variables (``1 + k`` for the estimate, ``2 + k`` for the profile
-and the bound, with ``k`` constraints) and one linear constraint per extra atom. Each is solved
-by the active-set Newton method of :mod:`elcvx._active_set`: Newton steps on the face of the
-atoms' constraints that hold at equality, each one pass over the rows (value, gradient, Hessian
-and the size of the objective's terms together: the oracles of :mod:`elcvx._duals`), so that a solve takes a
-handful of passes. The atoms' constraints are few and the optimum usually sits on some of them
-(an atom carrying mass), which an active-set method lands on exactly, where an interior-point
-method only approaches them. The MLE with one feature starts from the root of its gradient's
-series, the bound from the profile's quadratic approximation at the MLE, from sums of the MLE's
-own passes (:mod:`elcvx._starts`). The cvxpy path certifies Clarabel's dual points with the same functions,
-started from those points (:mod:`elcvx._cvx`).
+Each dual has a few variables (``1 + k`` for the estimate, ``2 + k`` for the profile and the
+bound, with ``k`` constraints) and one linear constraint per extra atom. The active-set Newton
+method of :mod:`elcvx.fast.active_set` solves it: Newton steps on the face of the atoms'
+constraints that hold at equality, each one pass over the rows (value, gradient, Hessian and the
+size of the objective's terms together: :mod:`elcvx.fast.objectives`), a handful of passes in
+all. The optimum usually sits on some atoms' constraints (an atom carrying mass), which an
+active-set method lands on exactly. The MLE with one feature starts from the root of its
+gradient's series, the bound from the profile's quadratic approximation at the MLE, from sums of
+the MLE's own passes (:mod:`elcvx.fast.starts`). Where the method stalls (a dual degenerate in
+ways its working set does not see) the barrier method of :mod:`elcvx.fast.barrier` takes over.
 
-The primal weights ``q`` follow from the dual point, and the result is **certified**
-independently of the iteration: ``q`` plus nonnegative atom masses (found by nonnegative least
-squares) must meet every moment constraint to :data:`FEAS_TOL`, and, for the bound, the primal
-objective must equal the dual one to :data:`GAP_TOL`.
+Every answer is then **certified** from the last pass, independently of the iteration, by
+:mod:`elcvx.certify`: the error of what the user reads (the estimate, the bound, the
+likelihood) is bounded from an exactly feasible primal point built next to the dual one, and
+the status is ``"optimal"`` only where that bound is within the promised tolerance. The cvxpy
+path certifies Clarabel's dual points by the same functions with ``max_iter=0``
+(:mod:`elcvx.cvx`).
 
 The programs are those of :mod:`elcvx.programs`: the MLE (``mle_dual``), the profile
 (``profile_dual``) and the bound (``lower_bound_dual``), with the constraints' terms.
@@ -30,173 +32,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import nnls
 
-from . import _barrier, certify
-from . import constraints as mc
-from ._active_set import MAX_ITER, maximize, memo
-from ._duals import bound_oracle, loglik_oracle
-from ._oracles import fold_blocks, merge_stats, row_blocks, scratch_rows, stats_block
-from ._passes import Work, scratch
-from ._starts import (SERIES_TERMS, _given_start, _given_starts, _gram_of, _interior_point,
-                      _quadratic_start, _series_start, _start)
-from ._solutions import BoundSolution, MLESolution, ProfileSolution
-
-
-class Moments:
-    """A sample's rows and extra atoms in the form the solvers use (unit reward scale).
-
-    ``w``, ``c`` (None for no counts), ``n`` (``sum c``), ``G`` (rows by constraints), ``b``
-    (targets), ``atoms`` (rows ``(w, g_1, ..., g_k)``, see
-    :func:`elcvx.constraints.extra_atoms`) and the value functional: ``h`` per row and its
-    range ``[h_lo, h_hi]`` at each atom (per unit weight at ``w = inf``). By default the policy's
-    value, ``h = w u`` (``w (1 - u)`` for ``side="upper"``), which is ``w r`` with ``r`` in
-    ``[0, 1]`` at an atom; ``value=(h, h_lo, h_hi)`` gives another (a difference of policies).
-
-    The passes build the features ``D`` (rows ``w - 1, g - b``) and a policy's ``h`` block by
-    block (:func:`elcvx._oracles.row_blocks`): a model holds no array of its own per row
-    (``D``, ``h`` are made on request, for the other paths).
-    """
-
-    #: h is a policy's value (``w u``, or ``w (1 - u)`` on the upper side): ``h >= 0`` and
-    #: ``w - h >= 0`` on every row, the MLE's sums serve both sides' bounds (:class:`AtTheMLE`).
-    policy = True
-
-    def __init__(self, sample, constraints, atoms=None, side="lower", value=None):
-        constraints = mc.check(sample, constraints)
-        self.w = sample.w
-        self.c = sample.counts
-        self.n = float(sample.n)
-        self.k = len(constraints)
-        # Columns stored transposed (one contiguous row per feature): a pass reads each once.
-        self.Gt = np.array([c.values for c in constraints], dtype=float).reshape(self.k, self.w.size)
-        self.b = np.array([c.target for c in constraints], dtype=float)
-        self.Ft = self.w[None, :] if self.k == 0 else np.vstack([self.w, self.Gt])
-        self.atoms = mc.extra_atoms(sample, constraints, atoms)
-        # The range of E_Q[h]: [0, 1] for a policy's value, within [-1, 1] for any other here.
-        self.value_range = (0.0, 1.0) if value is None else (-1.0, 1.0)
-        self.side = side
-        if value is None:
-            wa = self.atoms[:, 0]
-            self._u, self._h = sample.u, None
-            self.h_lo, self.h_hi = np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0)
-            self.nonnegative = True  # w u and w (1 - u) are
-        else:
-            self._h, self.h_lo, self.h_hi = (np.asarray(t, dtype=float) for t in value)
-            self.policy = False
-            self.nonnegative = not np.any(self._h < 0)
-        self.rows = self.w.size
-        self._scratch, self._stats = None, None
-        self._w_span = getattr(sample, "_w_span", None)
-
-    #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
-    in_memory = True
-    _c_min = None
-    #: ``coef`` with ``|a_n| <= (1, d_n) . coef`` for the estimate's functionals ``a_n = w_n (u_n
-    #: - rho)``, ``rho`` in ``[0, 1]`` (``|a_n| <= w_n = 1 + d_n0``): the certificate's ``S``.
-    estimate_coef = (1.0, 1.0)
-
-    @property
-    def h(self):
-        """The value functional on each row (built on request for a policy's value)."""
-        if self._h is None:
-            h = np.multiply(self.w, self._u)
-            self._h = np.subtract(self.w, h, out=h) if self.side == "upper" else h
-        return self._h
-
-    @property
-    def Dt(self):
-        """``D`` transposed: rows ``w - 1`` and ``g - b`` (built on request)."""
-        return np.vstack([self.w - 1.0, self.Gt - self.b[:, None]])
-
-    def reduce(self, kernel, merge, *params, out=None):
-        """One pass: ``kernel``'s partial sums over the rows' blocks (:mod:`elcvx._oracles`),
-        merged; None outside the objective's domain. ``out``: one entry per row for the kernel
-        to fill (``q``), or None."""
-        if self._scratch is None:
-            rows = scratch_rows(1 + self.k)
-            self._scratch = rows, scratch(rows + 2 + self.k, self.rows)
-        rows, sc = self._scratch
-        policy = self._u if self.policy else None
-        parts = row_blocks(self.w, self.Ft, self.Gt, self.b, self.c, sc[rows:],
-                           h=self._h if policy is None else None, u=policy,
-                           upper=self.side == "upper", features=getattr(kernel, "reads_D", True))
-        return fold_blocks(kernel, merge, parts, params, sc[:rows], out)
-
-    @property
-    def w_span(self):
-        """The least and largest weight (from the sample's validation, or one pass, kept)."""
-        if self._w_span is None:
-            self._w_span = float(self.w.min()), float(self.w.max())
-        return self._w_span
-
-    def stats(self):
-        """:class:`Stats` of the rows (one pass, kept; or from the MLE's, :class:`AtTheMLE`)."""
-        if self._stats is None:
-            sums, h_min = self.reduce(stats_block, merge_stats)
-            self._stats = Stats(sums[1:-3], *sums[-3:], min(0.0, h_min))
-        return self._stats
-
-    @property
-    def c_min(self) -> float:
-        """The least count (1 without counts; kept): the certificates' bound on a row's share."""
-        if self._c_min is None:
-            if self.in_memory:
-                self._c_min = 1.0 if self.c is None else float(self.c.min())
-            else:
-                self._c_min = float(self.engine.map_reduce(_least_count, min))
-        return self._c_min
-
-    def negated(self):
-        """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""
-        out = object.__new__(Moments)
-        h = self.h
-        out.__dict__.update(self.__dict__, _h=-h, h_lo=-self.h_hi, h_hi=-self.h_lo, policy=False,
-                            nonnegative=not np.any(h > 0), _stats=None)
-        return out
-
-    @property
-    def G(self):
-        """The constraints' values, rows by constraints (a view)."""
-        return self.Gt.T
-
-    def features(self, value=None):
-        """``D`` with rows ``(w - 1, g - b[, h - v])``: the likelihood is ``sum c log(1 + D x)``."""
-        if value is None:
-            return self.Dt.T
-        return np.vstack([self.Dt, self.h - value]).T
-
-    def loglik_oracle(self, work, value=None):
-        """The likelihood's oracle (:func:`loglik_oracle`), with ``h - value`` as a last
-        feature when ``value`` is given (the profile's)."""
-        return loglik_oracle(self, work, value)
-
-    def atom_rows(self, value=None):
-        """``(A, h)``: the atoms' dual constraints ``A x + h >= 0`` for ``x = (beta, lambda[,
-        tau])``; with a value ``v``, each atom twice, at the ends of its value range."""
-        if value is None:
-            return mc.dual_rows(self.atoms, self.b)
-        atoms = np.vstack([self.atoms, self.atoms])
-        return mc.dual_rows(atoms, self.b, value=(np.r_[self.h_lo, self.h_hi], value))
-
-
-class Stats(NamedTuple):
-    """Sums over a model's rows besides the programs' passes: ``sum c F`` (each row of ``F``),
-    ``sum c h``, ``sum c |h|``, ``sum c (w - h)`` and ``h_floor = min(0, min h)`` (0 for a
-    policy's value)."""
-
-    sum_F: np.ndarray
-    sum_h: float
-    sum_abs_h: float
-    sum_w_minus_h: float
-    h_floor: float
-
-    def other_side(self):
-        """The stats of the other side's ``h' = w - h`` (a policy's value: ``h, w - h >= 0``)."""
-        return Stats(self.sum_F, self.sum_w_minus_h, self.sum_w_minus_h, self.sum_h, 0.0)
-
-
-def _least_count(cols) -> float:
-    """A chunk's least count (:class:`elcvx._rows.Columns`; 1 without counts)."""
-    return 1.0 if cols.c is None else float(cols.c.min())
+from .. import certify
+from ..model import Stats, at_the_edge, model_of
+from ..solutions import BoundSolution, MLESolution, ProfileSolution
+from . import barrier
+from .active_set import MAX_ITER, maximize, memo
+from .objectives import Work, bound_oracle, loglik_oracle
+from .starts import (SERIES_TERMS, _given_start, _given_starts, _gram_of, _interior_point,
+                     _quadratic_start, _series_start, _start)
 
 
 class AtTheMLE(NamedTuple):
@@ -204,7 +47,7 @@ class AtTheMLE(NamedTuple):
     bound makes a pass for them): the rows' :class:`Stats` (from the MLE's first pass, at the
     origin) and the bound's start sums at the MLE (:func:`_quadratic_start`), both for ``h =
     w u``; the upper side's follow (``w (1 - u) = (w - 1) + 1 - w u``). Carried as the last of
-    :attr:`~elcvx._solutions.MLESolution.sums`; ``n`` and ``k`` identify the rows."""
+    :attr:`~elcvx.solutions.MLESolution.sums`; ``n`` and ``k`` identify the rows."""
 
     n: float
     k: int
@@ -234,14 +77,6 @@ def _at_the_mle(data, mle_sol):
     return None
 
 
-def model_of(sample, constraints, atoms=None, side="lower"):
-    """The solvers' model of a sample's rows: a :class:`Moments` in memory, or the model a log
-    scanned chunk by chunk gives (:meth:`elcvx.io.LogScan.moments`)."""
-    if hasattr(sample, "moments"):
-        return sample.moments(constraints, atoms, side)
-    return Moments(sample, constraints, atoms, side=side)
-
-
 def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=None):
     """``(x, f, status)``: the active-set Newton method from a feasible ``x``; with ``max_iter
     = 0``, ``x`` itself (another solver's point, for the certificate to judge). The objective
@@ -257,9 +92,13 @@ def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=No
 
 # An atom whose (scaled) mass is above this carries mass: the MLE is on its constraint.
 _MASS_TOL = 1e-8
+
+
 # The active-set method polishes the gradient (the primal q it gives) to this KKT residual; and
 # where the certificate asks for more, to the rounding floor, in at most _POLISH_ITER iterations.
 _KKT_TOL = 1e-11
+
+
 _POLISH_ITER = 4
 
 
@@ -390,7 +229,7 @@ _UNBOUNDED = ("infeasible (the dual grows without bound: no distribution with ev
 
 
 def _barrier_from(oracle, A, h, x):
-    """``(x, f, status)``: :func:`elcvx._barrier.maximize` from a strictly feasible point near
+    """``(x, f, status)``: :func:`elcvx.fast.barrier.maximize` from a strictly feasible point near
     ``x`` (an LP's, moved towards ``x`` while it stays so and in the oracle's domain)."""
     center = np.zeros(A.shape[1]) if x is None else np.asarray(x, dtype=float)
     p = _interior_point(A, h, center)
@@ -400,7 +239,7 @@ def _barrier_from(oracle, A, h, x):
         trial = p + t * (center - p)
         if np.all(A @ trial + h > 0) and math.isfinite(oracle(trial)[0]):
             break
-    return _barrier.maximize(oracle, trial, A, h)
+    return barrier.maximize(oracle, trial, A, h)
 
 
 def _q2(part, m, n):
@@ -482,17 +321,6 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
                            gap=gaps)
 
 
-def at_the_edge(data, v):
-    """Whether ``v`` is an end of a policy's value range that ``Q`` can reach: ``v = 0`` when
-    every row's ``w u`` is 0, ``v = 1`` when every row's ``w u`` is ``w`` (the atoms take the
-    same reward); then the profile likelihood at ``v`` is the MLE's."""
-    if data.value_range != (0.0, 1.0):
-        return False
-    # (h and w - h are nonnegative on every row for a policy's value: a sum of 0 is all 0.)
-    stats = data.stats()
-    return (v == 0.0 and stats.sum_abs_h == 0.0) or (v == 1.0 and stats.sum_w_minus_h == 0.0)
-
-
 def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
                 mle_sol=None) -> BoundSolution:
     """``max_{gamma,beta,lambda} K geomean_c(gamma + beta w + lambda . g + w u) - gamma - beta
@@ -528,7 +356,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     raw, state = bound_oracle(data, K, lin, work, floor=reach)
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
-    B, floor = _bound_rows(data.atoms, data.h_lo)
+    B, floor = data.bound_rows()
     if not (stats.sum_abs_h or np.any(floor)) and mle_sol is not None:
         # h = 0 on every row and atom: every Q in the ball (the MLE's) gives E_Q[h] = 0. The
         # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
@@ -613,18 +441,3 @@ def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
         return True
     _, off = nnls(B.T, -slope / top)
     return off <= 1e-12
-
-
-def _bound_rows(atoms, h_lo):
-    """``(B, floor)``: the bound's atom constraints ``B y + floor >= 0`` on ``y = (gamma, beta,
-    lambda)``: an atom at ``(w, g)`` with value ``h_lo`` gives ``gamma + beta w + lambda . g +
-    h_lo >= 0``, divided by ``max(1, w)``; at ``w = inf``, ``beta + lambda . gbar + h_lo >= 0``
-    (per unit weight). The columns of ``B`` are each atom's contributions to ``E_Q[1]``,
-    ``E_Q[w]`` and ``E_Q[g]`` per unit of its (scaled) mass."""
-    w, g = atoms[:, 0], atoms[:, 1:]
-    finite = np.isfinite(w)
-    wf = np.where(finite, w, 1.0)
-    scale = np.where(finite, 1.0 / np.maximum(1.0, wf), 1.0)
-    B = np.column_stack([np.where(finite, scale, 0.0), np.where(finite, wf * scale, 1.0),
-                         np.where(finite[:, None], g * scale[:, None], g)])
-    return B, np.asarray(h_lo, dtype=float) * scale

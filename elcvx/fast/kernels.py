@@ -2,12 +2,12 @@
 (a dual objective's value, gradient, Hessian and the size of its terms; a start's or a
 certificate's sums), and a merge combines two blocks' partials (or a kernel's ``combine`` all
 of a fold's at once). A pass is a fold of a kernel over the blocks of the rows, wherever they
-are (:meth:`elcvx._moment.Moments.reduce`): in memory, chunk by chunk from files, or on a
+are (:meth:`elcvx.model.Moments.reduce`): in memory, chunk by chunk from files, or on a
 cluster's workers. Kernels are plain numpy functions of a block, so they pickle and run
 anywhere.
 
 The features are transposed, one contiguous row per feature (built block by block for rows in
-memory, :func:`row_blocks`): with a few features a pass of multiply-adds and dot products of
+memory, :func:`elcvx.engines.blocks.row_blocks`): with a few features a pass of multiply-adds and dot products of
 rows is several times faster than matrix products of a narrow array. A pass's cost is its
 number of numpy operations on each block: every one the kernels save (a log per 16 rows, no
 reduction where the rows' bounds answer, no ``h`` where ``u`` gives it) is a fraction of a log
@@ -21,17 +21,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._passes import blocks, log_sum, wsum
-
-
-class Block(NamedTuple):
-    """One block's rows: features ``D`` (rows ``w - 1, g - b``) and ``F`` (rows ``w, g``),
-    transposed; the value functional ``h``; counts ``c`` (None: every row once)."""
-
-    Dt: np.ndarray
-    Ft: np.ndarray
-    h: np.ndarray
-    c: np.ndarray | None
+from ..engines.blocks import log_sum, wsum
+from ..model import origin_stats
 
 
 def combine(x, rows, out, tmp):
@@ -53,62 +44,6 @@ def gram(R, cR):
         for b in range(a, m):
             out[a, b] = out[b, a] = np.dot(cR[a], R[b])
     return out
-
-
-def scratch_rows(features: int) -> int:
-    """Scratch rows a block's kernels need with ``features`` rows in ``D`` (the profile's
-    passes add one)."""
-    return 2 * features + 9
-
-
-def fold(kernel, merge, Dt, Ft, h, c, params, sc, out=None):
-    """``kernel``'s partials over the blocks of these rows, merged; None as soon as a block's
-    is (a point outside the objective's domain). ``out``: an array of one entry per row that
-    kernels may fill (``q``), or None."""
-    parts = ((i, j, Block(Dt[:, i:j], Ft[:, i:j], h[i:j], None if c is None else c[i:j]))
-             for i, j in blocks(Dt.shape[1]))
-    return fold_blocks(kernel, merge, parts, params, sc, out)
-
-
-def fold_blocks(kernel, merge, parts, params, sc, out=None):
-    """:func:`fold` over ``parts``, ``(start, stop, Block)`` for each block of the rows. A
-    kernel with a ``combine`` (of the list of its blocks' partials) is folded by it at the end,
-    not by ``merge`` block by block (which then merges folds)."""
-    combine_all = getattr(kernel, "combine", None)
-    acc = [] if combine_all else None
-    for i, j, blk in parts:
-        part = kernel(blk, sc[:, :j - i], *params, out=None if out is None else out[i:j])
-        if part is None:
-            return None
-        if combine_all:
-            acc.append(part)
-        else:
-            acc = part if acc is None else merge(acc, part)
-    return combine_all(acc) if combine_all and acc else acc
-
-
-def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False, features=True):
-    """``(start, stop, Block)`` for each block of a model's rows, its features built block by
-    block (each is read once from memory, as a stored copy would be, and none is kept): ``D``
-    (rows ``w - 1, g - b``) in the scratch rows ``sc`` (``2 + k`` rows), and ``h`` sliced from
-    ``h`` or, for a policy's value, built there as ``w u`` (``w (1 - u)`` on the ``upper``
-    side); ``Ft``, ``Gt`` and ``c`` are sliced. Without ``features``, ``D`` is None (a kernel
-    that reads none, ``kernel.reads_D = False``)."""
-    k = len(b)
-    for i, j in blocks(w.size):
-        wb = w[i:j]
-        Dt = sc[:1 + k, :j - i] if features else None
-        if features:
-            np.subtract(wb, 1.0, out=Dt[0])
-            if k:
-                np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
-        if h is None:
-            hb = np.multiply(wb, u[i:j], out=sc[1 + k, :j - i])
-            if upper:
-                np.subtract(wb, hb, out=hb)
-        else:
-            hb = h[i:j]
-        yield i, j, Block(Dt, Ft[:, i:j], hb, None if c is None else c[i:j])
 
 
 def add(a, b):
@@ -138,7 +73,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
     ``origin``: ``x = 0``, where every ``a`` is 1 (no log, no division: the MLE's start);
     ``extra`` then adds :func:`powers` (times ``scale``; if ``extra & 2``) and
     :func:`origin_stats` (if ``extra & 1``) instead. ``f`` is ``sum c log1p(d x)`` to
-    rounding: the log of the rounded ``a`` (:func:`elcvx._passes.log_sum`) plus the rounding's
+    rounding: the log of the rounded ``a`` (:func:`elcvx.engines.blocks.log_sum`) plus the rounding's
     error over ``a``, found exactly. ``span``: the least and largest ``d x`` over all rows, if
     known (no reduction per block then)."""
     m = len(x)
@@ -188,7 +123,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
 
 def powers(d, cd, cb, t1, t2, t3):
     """``[sum c d^j for j = 3 .. 10]`` (``cd = c d``; the one-feature MLE's series start,
-    :func:`elcvx._starts._series_start`)."""
+    :func:`elcvx.fast.starts._series_start`)."""
     p2 = np.multiply(d, d, out=t1)
     cp2 = p2 if cb is None else np.multiply(p2, cb, out=t2)
     p3 = np.multiply(p2, d, out=t3)
@@ -204,15 +139,6 @@ def powers(d, cd, cb, t1, t2, t3):
     cp5 = p5 if cb is None else np.multiply(p5, cb, out=t2)
     out.append(np.dot(cp5, p5))
     return [float(t) for t in out]
-
-
-def origin_stats(blk, tmp, nonnegative=False):
-    """``[sum c h, sum c |h|, sum c (w - h)]`` over a block (with ``sum c F``, the sums of
-    :class:`~elcvx._moment.Stats`); ``nonnegative``: ``h >= 0`` is known."""
-    cb, h = blk.c, blk.h
-    hs = wsum(cb, h)
-    return [hs, hs if nonnegative else wsum(cb, np.abs(h, out=tmp)),
-            wsum(cb, np.subtract(blk.Ft[0], h, out=tmp))]
 
 
 def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
@@ -231,7 +157,7 @@ def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
 
 def quadratic_block(blk, sc, x, out=None):
     """The sums of products of ``(h, 1, D) / (1 + D x)`` over the block (the bound's start,
-    :func:`elcvx._starts._quadratic_start`): ``[gram (flat), sums]``."""
+    :func:`elcvx.fast.starts._quadratic_start`): ``[gram (flat), sums]``."""
     m = blk.Dt.shape[0]
     Y, cY = sc[:m + 2], sc[m + 2:2 * m + 4]
     inv = combine(x, blk.Dt, Y[1], Y[0])
@@ -322,16 +248,3 @@ def merge_moments(p, q):
 
 bound_block.reads_D = False
 bound_block.combine = BoundSums.of
-
-
-def stats_block(blk, sc, out=None):
-    """``([sum c, sum c F (each row), sum c h, sum c |h|, sum c (w - h)], min h)`` over a
-    block: the sums the programs need besides their passes."""
-    cb = blk.c
-    h = blk.h
-    return (np.array([blk.h.size if cb is None else float(cb.sum())]
-                     + [wsum(cb, f) for f in blk.Ft] + origin_stats(blk, sc[0])), float(h.min()))
-
-
-def merge_stats(p, q):
-    return p[0] + q[0], min(p[1], q[1])

@@ -1,9 +1,11 @@
 """The duals' oracles: ``x -> (f, g, H, size)`` of the likelihood's dual (the MLE's and the
 profile's) and of the bound's, each evaluation one pass over the rows (a fold of a block kernel
-of :mod:`elcvx._oracles`, wherever the rows are: :meth:`elcvx._moment.Moments.reduce`), for the
-active-set method of :mod:`elcvx._active_set`. Each keeps, for the program that called it, what
+of :mod:`elcvx.fast.kernels`, wherever the rows are: :meth:`elcvx.model.Moments.reduce`), for the
+active-set method of :mod:`elcvx.fast.active_set`. Each keeps, for the program that called it, what
 its last pass found at the solution (``q``, the certificate's sums), so that no pass is made
 again.
+
+:class:`Work` counts the passes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,24 @@ import math
 
 import numpy as np
 
-from ._oracles import add, bound_block, loglik_block, merge_moments
+from .kernels import add, bound_block, loglik_block, merge_moments
+
+
+class Work:
+    """Counts passes over the data (one per evaluation of an objective and its derivatives) and
+    the rows they read (a pass over a subsample reads fewer); one per computation, reported in
+    its solution."""
+
+    def __init__(self):
+        self.passes = 0
+        self.rows = 0
+
+    def count(self, rows: int) -> None:
+        self.passes += 1
+        self.rows += int(rows)
+
+    def counts(self) -> tuple[int, int]:
+        return self.passes, self.rows
 
 
 def _quietly(evaluate):
@@ -33,7 +52,7 @@ def loglik_oracle(data, work, value=None, state=None, q=None):
     |log(1 + d x)| + 1) / N``, the terms that cancel in ``f`` (plus one).
 
     With ``state`` (a dict), the solution's sums are read from the last evaluation: ``state``
-    keeps its point (``x``) and :func:`elcvx._oracles.loglik_block`'s sums (``part``), ``q =
+    keeps its point (``x``) and :func:`elcvx.fast.kernels.loglik_block`'s sums (``part``), ``q =
     1 / (N (1 + d x))`` goes to ``q`` (an array of one entry per row, or None), and for the MLE
     (``value`` None) an evaluation at the origin keeps the rows' :class:`Stats` sums
     (``origin``, a policy's value) and one near the optimum (where the last Newton decrement

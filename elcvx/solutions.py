@@ -1,6 +1,6 @@
 """Raw solutions exchanged between the solver paths and the public functions.
 
-Both paths (``elcvx._moment`` and ``elcvx._cvx``) work on rewards rescaled to ``[0, 1]`` (called
+Both paths (:mod:`elcvx.fast` and :mod:`elcvx.cvx`) work on rewards rescaled to ``[0, 1]`` (called
 ``u``) and return these tuples; the public functions turn them into result objects on the user's
 scale. ``c`` are the row counts (ones when the sample has none) and ``N = sum(c)``.
 """

@@ -4,7 +4,7 @@ An interval ``{v : 2(L_mle - L(v)) <= q}`` and a test of ``v`` use the statistic
 null, named by ``calibration=`` (:data:`elcvx._validation.CALIBRATIONS`): ``"chi2"``, the
 chi-square(1) law of the paper's text (Wilks' theorem), or ``"f"``, the F(1, N-1) law of the
 authors' replication code. The bootstrap calibration, which needs the sample, is in
-:mod:`elcvx._bootstrap`.
+:mod:`elcvx.calibration.bootstrap`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ._validation import CALIBRATIONS, option
+from .._validation import CALIBRATIONS, option
 
 
 def quantile(calibration: str, confidence: float, n: float) -> float:
@@ -59,7 +59,7 @@ def two_sided_level(confidence: float, alternative: str) -> float:
     bootstrap thresholds at ``1 - 2 alpha``). Needs ``confidence > 1/2``; ``"two-sided"``
     returns ``confidence`` itself.
     """
-    from .errors import InvalidInputError
+    from ..errors import InvalidInputError
 
     alternative = option("alternative", alternative, ALTERNATIVES)
     if alternative == "two-sided":

@@ -1,0 +1,10 @@
+"""The calibration of a likelihood-ratio statistic: its threshold and its p-value.
+
+:mod:`~elcvx.calibration.quantiles` -- the chi-square(1) and F(1, N-1) laws, and the one-sided
+levels (exported here); :mod:`~elcvx.calibration.bootstrap` -- the bootstrap calibration, which
+resamples the fitted EL distribution (imported where it is used: it runs the solvers).
+"""
+
+from .quantiles import ALTERNATIVES, pvalue, quantile, solved_sides, two_sided_level
+
+__all__ = ["ALTERNATIVES", "pvalue", "quantile", "solved_sides", "two_sided_level"]

@@ -1,0 +1,5 @@
+"""Where a log's rows are, and how a pass walks them: block by block in memory
+(:mod:`~elcvx.engines.blocks`), or chunk by chunk from files or a cluster's partitions
+(:mod:`~elcvx.engines.rows`, :func:`elcvx.io.scan_log`): every pass of the fast path is the
+same fold of a block kernel, merged across chunks.
+"""
