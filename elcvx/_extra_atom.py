@@ -77,8 +77,9 @@ def choose_rho(sample: Sample, rho, base: float, wmass: float) -> tuple:
         rho_u = sample.to_unit(snips(sample).value)
     else:
         # V(rho) = rho  <=>  rho (1 - wmass) = base; with no weight on the rows (every w = 0)
-        # every rho is a fixed point, and the midpoint is taken.
+        # every rho is a fixed point, and the midpoint is taken. (A weight on the rows within
+        # rounding of 0 is none: the sums of the rows and of their compression round apart.)
         on_rows = 1.0 - wmass
-        rho_u = base / on_rows if on_rows > 0.0 else 0.5
+        rho_u = base / on_rows if on_rows > _MASS_TOL else 0.5
     rho_u = min(max(rho_u, 0.0), 1.0)
     return rho_u, sample.to_user(rho_u), rule
