@@ -74,12 +74,6 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
         notes.append(f"EL: the estimate depends on the reward rho of an unobserved extreme weight: "
                      f"{lo:.4g} to {hi:.4g} over rho in [{sample.rmin:g}, {sample.rmax:g}]; shown at "
                      f"{_rho_text(est)}")
-    if not hasattr(sample, "w"):  # a log scanned in chunks: EL only
-        results += [dict(method=name, estimate=None, low=None, high=None) for name in _BASELINE_ROWS]
-        notes.append(", ".join(_LABELS[name] for name in _BASELINE_ROWS) + ": not computed on a "
-                     "log kept in chunks (they need its rows in memory: --engine memory, or a log "
-                     "that compresses)")
-        return results, notes, ci
     rows = {m: (e, i and i.format(cal=_cr(calibration))) for m, (e, i) in _BASELINE_ROWS.items()}
     # A baseline's failure must not hide EL's answer: its row is empty and a note says why.
     base = evaluate_all(sample, [e for e, _ in rows.values() if e], [i for _, i in rows.values() if i],
@@ -92,7 +86,7 @@ def evaluate_sample(sample, *, confidence_level=0.95, calibration="chi2", method
         note = base.notes.get(e) or base.notes.get(i, "")
         if error is not None:
             numbers = [None] * 3
-            note = f"cannot be computed with weights up to {float(sample.w.max()):.4g} ({error})"
+            note = f"cannot be computed with weights up to {_w_observed(sample)[1]:.4g} ({error})"
         results.append(dict(zip(("method", "estimate", "low", "high"), [name, *map(_num, numbers)])))
         if note:
             notes.append(f"{_LABELS[name]}: {note}")
@@ -126,10 +120,9 @@ def evaluate_report(log, args):
     results, notes, ci = evaluate_sample(s, confidence_level=args.confidence_level,
                                          calibration=args.calibration, method=args.method,
                                          rho=args.rho)
-    if args.sequence and not hasattr(s, "w"):
-        raise UsageError("--sequence needs the log's rows in memory, in order: --engine memory")
-    if args.sequence:
-        rows, seq_notes = _sequence_rows(s, args.confidence_level)
+    if args.sequence:  # (a scanned log's rows are read again from its files, in order)
+        in_order = getattr(args, "rows_in_order", None)
+        rows, seq_notes = _sequence_rows(in_order() if in_order else [s], args.confidence_level)
         results, notes = results + rows, notes + seq_notes
     chk, weight_check, weight_notes = _weight_check(s, log, args.method)
     notes = weight_notes + notes
@@ -167,17 +160,23 @@ def _w_observed(s):
     return s.w_observed if hasattr(s, "w_observed") else (float(s.w.min()), float(s.w.max()))
 
 
-def _sequence_rows(sample, level):
-    """``--sequence``: the confidence sequences' bounds at the end of the log, and notes."""
-    if sample.counts is not None:
-        return [], ["--sequence: not computed: a confidence sequence needs one row per example "
-                    "in log order, and this log has counts"]
-    from .sequences import betting_sequence, ddrm_sequence
+def _sequence_rows(chunks, level):
+    """``--sequence``: the confidence sequences' bounds at the end of the log (its rows in log
+    order, as samples: one, or a scanned log's chunks), and notes."""
+    from .sequences import BettingSequence, DDRMSequence
 
+    seqs = None
+    for chunk in chunks:
+        if chunk.counts is not None:
+            return [], ["--sequence: not computed: a confidence sequence needs one row per "
+                        "example in log order, and this log has counts"]
+        bounds = dict(confidence_level=level, rmin=chunk.rmin, rmax=chunk.rmax)
+        seqs = seqs or {"betting-cs": BettingSequence(**bounds), "ddrm-cs": DDRMSequence(**bounds)}
+        for seq in seqs.values():
+            seq.update(chunk.w, chunk.r)
     rows = []
-    for name, fn in (("betting-cs", betting_sequence), ("ddrm-cs", ddrm_sequence)):
-        low, high = fn(sample.w, sample.r, confidence_level=level, rmin=sample.rmin,
-                       rmax=sample.rmax).interval
+    for name, seq in seqs.items():
+        low, high = seq.interval
         rows.append({"method": name, "estimate": None, "low": _num(low), "high": _num(high)})
     notes = ["Betting CS, DDRM CS: confidence sequences at t = N, valid at every t at once "
              "(see docs/sequences.md)"]

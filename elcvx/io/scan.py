@@ -62,13 +62,32 @@ class LogScan(RewardScale):
     """
 
     def __init__(self, *, path, format, n_rows, n, wmin, wmax, rmin, rmax, w_observed,
-                 sample, columns, notes, engine, constraint_columns=()):
+                 sample, columns, notes, engine, constraint_columns=(), files=None):
         self.path, self.format, self.n_rows, self.n = path, format, int(n_rows), float(n)
         self.wmin, self.wmax, self.rmin, self.rmax = wmin, wmax, rmin, rmax
         self.w_observed, self.sample, self.columns = w_observed, sample, columns
         self.compressed = None if sample is None else sample.n_rows
         self.notes, self.engine = notes, engine
         self.constraint_columns = tuple(constraint_columns)
+        self._files = files  # (files, root, names, chunk_size, options): read in order again
+
+    def rows_in_order(self):
+        """The log's rows in file order, chunk by chunk, each a :class:`~elcvx.Sample`: the
+        files read again, in the order the readers take them (sorted by path; a folder's
+        subfolders are searched in that order too), each file's rows in their order. What a
+        confidence sequence (:mod:`elcvx.sequences`) reads; the engines' passes, which merge
+        partial sums, need no order.
+
+        Raises
+        ------
+        InvalidInputError
+            The log was not read from files here (a Dask DataFrame, your own engine).
+        """
+        if self._files is None:
+            raise InvalidInputError(f"{self.path}: its rows have no file order here (it was not "
+                                    "read from files by this process): read it from its files")
+        for sample, *_ in _chunk_samples(*self._files, False):
+            yield sample
 
     def moments(self, constraints=(), atoms=None, side="lower"):
         """The solvers' model of the log's rows (:class:`elcvx._rows.ChunkedMoments`); each
@@ -252,8 +271,8 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     return LogScan(path=path, format=formats, n_rows=rows, n=n, wmin=first.wmin,
                    constraint_columns=constraint_columns,
                    wmax=first.wmax, rmin=first.rmin, rmax=first.rmax, w_observed=(lo, hi),
-                   sample=compressed,
-                   columns=described, notes=notes, engine=engine)
+                   sample=compressed, columns=described, notes=notes, engine=engine,
+                   files=(files, root, names, chunk_size, options))
 
 
 def scan_engine(engine, *, wmin=0.0, wmax=np.inf, rmin=0.0, rmax=1.0, constraint_columns=(),
