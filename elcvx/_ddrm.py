@@ -171,8 +171,11 @@ def lower_bounds(threshold, t, s, v):
         return value - threshold, slope
 
     # Start: the best single term's root. Every term is below the mixture, so log M >= threshold
-    # there: the start is left of the root (or the bound is 0 when it is not positive).
-    start = ((s[:, None] - (v + threshold - _LOGW) / _LAM) / t[:, None]).max(axis=1)
+    # there: the start is left of the root (or the bound is 0 when it is not positive). (t = 0,
+    # a shard with no rows yet: log M = log(sum of weights) < 0, and the bound is 0.)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        start = ((s[:, None] - (v + threshold - _LOGW) / _LAM) / t[:, None]).max(axis=1)
+    start = np.where(t > 0, start, 0.0)
     mu = np.clip(start, 0.0, 1.0)
     f, d = wealth(mu, np.arange(t.size))
     idx = np.flatnonzero(f > 0)  # elsewhere L = 0; an iterate clipped at 1 that stays >= 0 ends there

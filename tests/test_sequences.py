@@ -479,3 +479,21 @@ def test_coverage_over_every_t_in_small_logs():
         if row["method"] in ("el", "el-at-n"):
             continue
         assert row["ever_excluded"] <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / row["logs"]), row
+
+
+@pytest.mark.parametrize("kind", [BettingSequence, DDRMSequence])
+def test_merge_with_a_shard_that_has_no_rows_yet(kind):
+    # A shard with no rows adds nothing: the product merge is the other shard's bounds, the
+    # union those at level alpha / 2 (the DDRM's state does not depend on the level; the
+    # betting sequence's bets do, so its union is only wider). (The DDRM's starting point
+    # divided by t = 0: a RuntimeWarning, an error in this test suite.)
+    w, r = _log(500, seed=6)
+    full, empty = kind(intersect=False), kind(intersect=False)
+    res = full.update(w, r)
+    assert merge_sequences([full, empty]) == res.interval
+    union = merge_sequences([full, empty], how="union")
+    if kind is DDRMSequence:
+        half = ddrm_sequence(w, r, intersect=False, confidence_level=1 - 0.05 / 2).interval
+        assert abs(union.low - half.low) < 1e-12 and abs(union.high - half.high) < 1e-12
+    else:
+        assert union.low < res.interval.low and union.high > res.interval.high
