@@ -68,10 +68,7 @@ def choose_rho(sample: Sample, rho, base: float, wmass: float) -> tuple:
         return sample.to_unit(x), x, "number"
     if rule == "midpoint":
         return 0.5, 0.5 * (sample.rmin + sample.rmax), rule
-    if rule == "snips" and hasattr(sample, "snips_unit"):  # a scanned log
-        rho_u = sample.snips_unit()
-        rho_u = 0.5 if np.isnan(rho_u) else rho_u
-    elif rule == "snips":  # the midpoint when every weight is 0 (SNIPS is then 0/0)
+    if rule == "snips":  # the midpoint when every weight is 0 (SNIPS is then 0/0); a scan too
         from .baselines import snips
 
         rho_u = sample.to_unit(snips(sample).value)

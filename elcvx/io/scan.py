@@ -111,11 +111,6 @@ class LogScan(RewardScale):
         ss = float(self.engine.map_reduce(functools.partial(_scaled_sum, hi, m, 2), add))
         return hi * m, hi * math.sqrt(ss / (self.n - 1) / self.n)
 
-    def snips_unit(self) -> float:
-        """SNIPS, ``sum c w u / sum c w``, on the unit scale (NaN when every weight is 0)."""
-        s = self.moments().stats()
-        return s.sum_h / s.sum_F[0] if s.sum_F[0] > 0 else float("nan")
-
     def __repr__(self):
         how = (f"compressed to {self.compressed:,} rows" if self.compressed is not None
                else type(self.engine).__name__)
