@@ -138,12 +138,15 @@ def _merge_sums(a: LogSums, b: LogSums) -> LogSums:
 
 def log_sums(sample) -> LogSums:
     """The baselines' sums of a :class:`~elcvx.Sample` (its rows, one chunk) or of a log scanned
-    in chunks (one ``map_reduce`` over its engine's chunks, each chunk's sums merged)."""
+    in chunks (one ``map_reduce`` over its engine's chunks, each chunk's sums merged), computed
+    once per sample or scan."""
     sample = check_sample(sample, scans=True)
-    fn = functools.partial(_chunk_sums, sample.wmax)
-    if isinstance(sample, Sample):
-        return fn(columns_of(sample))
-    return sample.engine.map_reduce(fn, _merge_sums)
+    cache = sample.__dict__  # (computed once per sample or scan: both are immutable)
+    if "_log_sums" not in cache:
+        fn = functools.partial(_chunk_sums, sample.wmax)
+        cache["_log_sums"] = (fn(columns_of(sample)) if isinstance(sample, Sample)
+                              else sample.engine.map_reduce(fn, _merge_sums))
+    return cache["_log_sums"]
 
 
 def _ips_unit(sums: LogSums) -> float:

@@ -211,10 +211,13 @@ class CressieReadStats:
         """The statistics of a whole :class:`~elcvx.Sample` (its counts and bounds), or of a log
         scanned in chunks (:func:`elcvx.io.scan_log`: each chunk's statistics, merged)."""
         sample = check_sample(sample, scans=True)
-        bounds = (sample.wmin, sample.wmax, sample.rmin, sample.rmax)
-        if isinstance(sample, Sample):
-            return _chunk_stats(bounds, sample)
-        return sample.engine.map_reduce(functools.partial(_chunk_stats, bounds), operator.add)
+        cache = sample.__dict__  # (computed once per sample or scan: both are immutable)
+        if "_cressie_read_stats" not in cache:
+            bounds = (sample.wmin, sample.wmax, sample.rmin, sample.rmax)
+            cache["_cressie_read_stats"] = (
+                _chunk_stats(bounds, sample) if isinstance(sample, Sample) else
+                sample.engine.map_reduce(functools.partial(_chunk_stats, bounds), operator.add))
+        return cache["_cressie_read_stats"].copy()
 
     def update(self, w, r, counts=None) -> CressieReadStats:
         """Add a batch of rows in place (validated as :class:`~elcvx.Sample` validates) and return self.
