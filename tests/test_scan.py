@@ -163,7 +163,7 @@ def test_what_a_scan_refuses(logs, tmp_path):
         elcvx.interval(scan, calibration="bootstrap")
     with pytest.raises(InvalidInputError, match="cache='ram' must be one of"):
         eio.scan_log(folder, wmax=WMAX, cache="ram")
-    with pytest.raises(InvalidInputError, match="sample must be an elcvx.Sample, got str"):
+    with pytest.raises(InvalidInputError, match="sample must be an elcvx.Sample or a log read by elcvx.io, got str"):
         elcvx.baselines.ips("a log")
 
 
