@@ -104,7 +104,7 @@ def table(results):
     lines = ["| computation | formulation | tried | " + " | ".join(SETTINGS) + " |",
              "|---|---|---|" + "---:|" * len(SETTINGS)]
     for (what, form) in PROGRAMS:
-        order = getattr(_cvx, ORDER[what])
+        order = getattr(cvx_solve, ORDER[what])
         cells = []
         for name in SETTINGS:
             seen = [r[what, form, name] for r in results]

@@ -12,10 +12,14 @@ a test martingale, and by Ville's inequality ``P(exists t: K_t(mu) >= 1/alpha) <
 sequence is ``{v : K_t(v) < 1/alpha}`` and ``L_t`` its infimum.
 
 **The bet does not depend on v**, so every factor ``log(1 - c + c X / v)`` is decreasing and
-convex in ``v``: ``log K_t`` is too, the rejected values form an interval ``(0, L_t]``, and a grid
-of candidate values with one Newton (tangent) step from the largest rejected grid point gives a
-bound never above the exact ``L_t`` (the tangent of a convex decreasing function lies below it),
-within ``O(h^2)`` of it for a grid step ``h``. The bet is the predictable plug-in of Waudby-Smith
+convex in ``v``, and convex in ``log v`` too (its second derivative there is ``p (1 - p) >= 0``
+with ``p = c X / (v (1 - c) + c X)``): ``log K_t`` is, the rejected values form an interval
+``(0, L_t]``, and every tangent of ``log K_t``, as a function of ``v`` or of ``log v``, lies below
+it. ``log K`` and its derivative are kept on a grid of candidate values; the roots of the four
+tangents at the two grid values around ``L_t`` are each at most ``L_t``, and the bound is the
+largest, within ``O(h^2)`` of ``L_t`` for a grid step ``h``. The grid is ``g / points``, ``g = 1
+.. points``, and four values below the first, ``2^-k / points`` (``k = 4 .. 1``), where ``log K``
+bends most. The bet is the predictable plug-in of Waudby-Smith
 and Ramdas (2023) written as a fraction: the Kelly fraction against a value ``sigma sqrt(2
 log(1/alpha) / t)`` below the mean is ``~ mu sqrt(2 log(1/alpha) / t) / sigma``, so
 
@@ -41,8 +45,9 @@ _CELLS = 1_000_000
 
 
 def grid(points: int) -> np.ndarray:
-    """The candidate values ``v_g = g / points``, ``g = 1 .. points``."""
-    return np.arange(1, points + 1, dtype=float) / points
+    """The candidate values: ``2^-k / points`` (``k = 4 .. 1``), then ``g / points`` (``g = 1 ..
+    points``)."""
+    return np.concatenate((2.0 ** -np.arange(4, 0, -1), np.arange(1, points + 1))) / points
 
 
 class Side:
@@ -55,8 +60,8 @@ class Side:
         self.s = 0.0  # sum of X
         self.q = 0.0  # sum of (X_s - m_{s-1})^2
         self.zero = 0.0  # sum of log(1 - c) over the rows with X = 0
-        self.gk = np.zeros(points)  # sum of log(1 + c (X/v - 1)) over the other rows, on the grid
-        self.dlogk = np.zeros(points)  # the derivative in v of log K(v)
+        self.gk = np.zeros(self.v.size)  # sum of log(1 + c (X/v - 1)) over the other rows, on the grid
+        self.dlogk = np.zeros(self.v.size)  # the derivative in v of log K(v)
 
     def bets(self, x: np.ndarray) -> np.ndarray:
         """The predictable fractions ``c`` for the rows ``x`` (updates the running sums)."""
@@ -101,23 +106,31 @@ class Side:
 
 
 def bound(v, logk, dlogk, threshold):
-    """Per row, the tangent step from the largest grid value with ``log K >= threshold``.
+    """Per row, a lower bound on ``L = sup {v : log K(v) >= threshold}`` from ``log K`` and its
+    derivative on the grid ``v`` (rows of ``logk`` and ``dlogk``).
 
-    ``log K`` is decreasing and convex in ``v``, so the rejected grid values are the first
-    ``count`` ones; the tangent's root from ``v[count - 1]`` is at most the exact bound, and is
-    capped at the next grid value (not rejected). 0 when no grid value is rejected.
+    ``log K`` is decreasing and convex in ``v`` and in ``log v``, so the rejected grid values are
+    the first ``count`` ones, ``L`` lies between ``g = v[count - 1]`` and ``g' = v[count]``, and
+    the tangents at ``g`` and ``g'``, in ``v`` and in ``log v``, lie below ``log K``: where one
+    reaches the threshold, ``log K`` does too. Their roots are each at most ``L``; the largest is
+    returned (capped at ``g'``; 0 when none is positive; 1 when every grid value is rejected).
     """
     points = v.size
     count = (logk >= threshold).sum(axis=1)
     rows = np.arange(logk.shape[0])
     i = np.maximum(count - 1, 0)
-    excess = logk[rows, i] - threshold
-    slope = dlogk[rows, i]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.where(slope < 0, excess / -slope, np.inf)
-    nxt = v[np.minimum(count, points - 1)]
-    out = np.minimum(v[i] + step, np.where(count < points, nxt, 1.0))
-    return np.where(count > 0, out, 0.0)
+    j = np.minimum(count, points - 1)
+    g, g2 = v[i], v[j]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # From g, rightwards: in v, a step excess / speed; in log v, a factor exp(that / g).
+        speed = -dlogk[rows, i]
+        step = np.where(speed > 0, (logk[rows, i] - threshold) / speed, np.inf)
+        left = np.where(count > 0, np.minimum(np.maximum(g + step, g * np.exp(step / g)), g2), 0.0)
+        # From g', leftwards (where log K is short of the threshold).
+        speed = -dlogk[rows, j]
+        step = (threshold - logk[rows, j]) / speed
+        right = np.where(speed > 0, np.maximum(g2 - step, g2 * np.exp(-step / g2)), 0.0)
+    return np.where(count >= points, 1.0, np.maximum(left, right))
 
 
 def exact_bound(x: np.ndarray, c: np.ndarray, threshold: float) -> float:

@@ -58,13 +58,12 @@ def _weight_check_field(chk):
 def evaluate_report(log, args):
     """The evaluate report as a dict (the JSON form) plus what the table shows besides."""
     s = log.sample
-    if args.sequence and not hasattr(s, "w"):
-        raise UsageError("--sequence needs the log's rows in memory, in order: --engine memory")
     ev = evaluate(log, confidence_level=args.confidence_level, calibration=args.calibration,
                   method=args.method, rho=args.rho)
     results, notes = [r._asdict() for r in ev.results], list(ev.notes)
-    if args.sequence:
-        rows, seq_notes = _sequence_rows(s, args.confidence_level)
+    if args.sequence:  # (a scanned log's rows are read again from its files, in order)
+        in_order = getattr(args, "rows_in_order", None)
+        rows, seq_notes = _sequence_rows(in_order() if in_order else [s], args.confidence_level)
         results, notes = results + rows, notes + seq_notes
     est, chk = ev.estimate, ev.weight_check
     n = int(s.n) if float(s.n).is_integer() else s.n
@@ -100,17 +99,23 @@ def _w_observed(s):
     return s.w_observed if hasattr(s, "w_observed") else (float(s.w.min()), float(s.w.max()))
 
 
-def _sequence_rows(sample, level):
-    """``--sequence``: the confidence sequences' bounds at the end of the log, and notes."""
-    if sample.counts is not None:
-        return [], ["--sequence: not computed: a confidence sequence needs one row per example "
-                    "in log order, and this log has counts"]
-    from .sequences import betting_sequence, ddrm_sequence
+def _sequence_rows(chunks, level):
+    """``--sequence``: the confidence sequences' bounds at the end of the log (its rows in log
+    order, as samples: one, or a scanned log's chunks), and notes."""
+    from .sequences import BettingSequence, DDRMSequence
 
+    seqs = None
+    for chunk in chunks:
+        if chunk.counts is not None:
+            return [], ["--sequence: not computed: a confidence sequence needs one row per "
+                        "example in log order, and this log has counts"]
+        bounds = dict(confidence_level=level, rmin=chunk.rmin, rmax=chunk.rmax)
+        seqs = seqs or {"betting-cs": BettingSequence(**bounds), "ddrm-cs": DDRMSequence(**bounds)}
+        for seq in seqs.values():
+            seq.update(chunk.w, chunk.r)
     rows = []
-    for name, fn in (("betting-cs", betting_sequence), ("ddrm-cs", ddrm_sequence)):
-        low, high = fn(sample.w, sample.r, confidence_level=level, rmin=sample.rmin,
-                       rmax=sample.rmax).interval
+    for name, seq in seqs.items():
+        low, high = seq.interval
         rows.append({"method": name, "estimate": None, "low": _num(low), "high": _num(high)})
     notes = ["Betting CS, DDRM CS: confidence sequences at t = N, valid at every t at once "
              "(see docs/sequences.md)"]

@@ -66,30 +66,44 @@ def mixture(terms: int = TERMS):
 _LAM, _LOGW = mixture()
 
 
-def tail_penalty(e: np.ndarray, tail: str) -> np.ndarray:
-    """``psi`` of each error ``e > 1`` at every ``lambda_j``: an ``(e.size, TERMS)`` array."""
+def tail_gain(e: np.ndarray, tail: str) -> np.ndarray:
+    """``lambda_j e - psi_j(e)`` of each error ``e > 1`` at every ``lambda_j``: an ``(e.size,
+    TERMS)`` array.
+
+    What a surprise beyond 1 adds to the exponent ``lambda (S - t mu) - V``. Written so that no
+    term cancels: ``z - psi(z) = log(1 + z)`` (``"exact"``); binned, ``psi`` interpolates ``z -
+    log(1 + z)`` linearly between ``z1 = lambda x1`` and ``z2 = lambda k x1``, whose weights ``a``
+    and ``1 - a`` give ``a z1 + (1 - a) z2 = lambda e``, so ``lambda e - psi = a log(1 + z1) + (1 -
+    a) log(1 + z2) + gap / 2``. (``lambda S`` less the summed ``psi`` loses every digit once ``e``
+    is ``1e16`` times larger than the rest.)
+    """
     lam = _LAM[None, :]
     if tail == "exact":
-        z = lam * e[:, None]
-        return z - np.log1p(z)
+        return np.log1p(lam * e[:, None])
     n = np.floor(np.log(e) / np.log(BIN_RATIO))
     x1 = BIN_RATIO ** n
     a = ((BIN_RATIO * x1 - e) / ((BIN_RATIO - 1.0) * x1))[:, None]
     z1, z2 = lam * x1[:, None], lam * (BIN_RATIO * x1)[:, None]
     gap = (lam * (BIN_RATIO - 1.0) * x1[:, None] / (1.0 + z2)) ** 2
-    return a * (z1 - np.log1p(z1)) + (1.0 - a) * (z2 - np.log1p(z2)) - 0.5 * a * (1.0 - a) * gap
+    return a * np.log1p(z1) + (1.0 - a) * np.log1p(z2) + 0.5 * a * (1.0 - a) * gap
 
 
 class Side:
-    """The running state of one lower sequence on ``X >= 0`` (see the module's docstring)."""
+    """The running state of one lower sequence on ``X >= 0`` (see the module's docstring).
+
+    The exponent ``lambda_j (S - t mu) - V_j`` is kept as ``lambda_j S' - V'_j - lambda_j t mu``:
+    ``S'`` sums ``X`` over the rows whose surprise is at most 1, and ``V'`` is their penalties less
+    what each other row adds, ``lambda_j Xhat + tail_gain`` (:func:`tail_gain`). The same number,
+    with no huge ``X`` and huge penalty to cancel."""
 
     def __init__(self, tail: str = "exact"):
         self.tail = tail
         self.t = 0
-        self.s = 0.0  # sum of X
+        self.s = 0.0  # sum of X (the predictor's)
+        self.small = 0.0  # S': sum of X over the rows with e <= 1
         self.low = 0.0  # sum of e^2 over e <= 0
         self.mid = 0.0  # sum of e^2 over 0 < e <= 1
-        self.high = np.zeros(TERMS)  # sum of psi_j(e) over e > 1
+        self.gain = np.zeros(TERMS)  # sum of lambda_j Xhat + tail_gain_j(e) over e > 1
 
     def extend(self, x: np.ndarray, threshold: float) -> np.ndarray:
         """Add ``x`` (in order); return the lower bound ``L_t`` after each row."""
@@ -100,50 +114,56 @@ class Side:
         return np.concatenate(out) if out else np.zeros(0)
 
     def advance(self, x):
-        """Add ``x``; return ``(t, S, V)`` after each row (``V`` is ``(rows, TERMS)``)."""
+        """Add ``x``; return ``(t, S', V')`` after each row (``V'`` is ``(rows, TERMS)``):
+        ``lambda_j S' - V'_j = lambda_j S - V_j``."""
         n = x.size
         t = self.t + np.arange(1, n + 1, dtype=float)
         s = np.cumsum(np.concatenate(([self.s], x)))
         xhat = np.minimum(1.0, (s[:-1] + 0.5) / t)
         e = x - xhat
+        big = e > 1
+        small = np.cumsum(np.concatenate(([self.small], np.where(big, 0.0, x))))[1:]
         lo = np.cumsum(np.concatenate(([self.low], np.where(e <= 0, e, 0.0) ** 2)))[1:]
         mid = np.cumsum(np.concatenate(([self.mid], np.where((e > 0) & (e <= 1), e, 0.0) ** 2)))[1:]
         # Surprises beyond 1 are rare: their running sums are taken over them alone, and each row
         # reads the last one at or before it (row 0 is the carried state).
-        big = e > 1
-        high = np.cumsum(np.vstack((self.high[None, :], tail_penalty(e[big], self.tail))), axis=0)
+        gains = _LAM * xhat[big][:, None] + tail_gain(e[big], self.tail)
+        gain = np.cumsum(np.vstack((self.gain[None, :], gains)), axis=0)
         lam2 = _LAM * _LAM
         v = lam2 * lo[:, None] / (2.0 * (1.0 - _LAM)) + lam2 * mid[:, None] / 2.0
-        v += high[np.cumsum(big)]
+        v -= gain[np.cumsum(big)]
         self.t += n
-        self.s, self.low, self.mid = float(s[-1]), float(lo[-1]), float(mid[-1])
-        self.high = high[-1].copy()
-        return t, s[1:], v
+        self.s, self.small = float(s[-1]), float(small[-1])
+        self.low, self.mid = float(lo[-1]), float(mid[-1])
+        self.gain = gain[-1].copy()
+        return t, small, v
 
     def state(self):
-        """``(t, S, V)`` now, as 1-row arrays (for merging shards)."""
+        """``(t, S', V')`` now, as 1-row arrays (for merging shards)."""
         lam2 = _LAM * _LAM
-        v = lam2 * self.low / (2.0 * (1.0 - _LAM)) + lam2 * self.mid / 2.0 + self.high
-        return np.array([float(self.t)]), np.array([self.s]), v[None, :]
+        v = lam2 * self.low / (2.0 * (1.0 - _LAM)) + lam2 * self.mid / 2.0 - self.gain
+        return np.array([float(self.t)]), np.array([self.small]), v[None, :]
 
 
 def log_wealth(mu, t, s, v):
-    """``log M_t(mu)`` and its derivative in ``mu``, for rows ``(t, S, V)`` (``mu`` per row)."""
+    """``log M_t(mu)`` and its derivative in ``mu``, for rows ``(t, S', V')`` (:class:`Side`),
+    ``mu`` per row."""
     return _log_wealth(_LOGW + _LAM * s[:, None] - v, t, np.asarray(mu, dtype=float))
 
 
 def _log_wealth(base, t, mu):
-    """``log M`` and its slope from ``base_j = log weight_j + lambda_j S - V_j``, ``t``, ``mu``."""
+    """``log M`` and its slope from ``base_j = log weight_j + lambda_j S' - V'_j``, ``t``, ``mu``."""
     a = base - (t * mu)[:, None] * _LAM
     top = a.max(axis=1, keepdims=True)
     a -= top
     p = np.exp(a, out=a)
     total = p.sum(axis=1)
-    return top[:, 0] + np.log(total), -t * (p @ _LAM) / total
+    # (A row's sums, not a BLAS product: its rounding would depend on the rows beside it.)
+    return top[:, 0] + np.log(total), -t * (p * _LAM).sum(axis=1) / total
 
 
 def lower_bounds(threshold, t, s, v):
-    """``L = sup {mu in [0, 1] : log M(mu) >= threshold}`` per row ``(t, S, V)``."""
+    """``L = sup {mu in [0, 1] : log M(mu) >= threshold}`` per row ``(t, S', V')`` (:class:`Side`)."""
     base = _LOGW + _LAM * s[:, None] - v
 
     def wealth(mu, idx):
@@ -151,8 +171,11 @@ def lower_bounds(threshold, t, s, v):
         return value - threshold, slope
 
     # Start: the best single term's root. Every term is below the mixture, so log M >= threshold
-    # there: the start is left of the root (or the bound is 0 when it is not positive).
-    start = ((s[:, None] - (v + threshold - _LOGW) / _LAM) / t[:, None]).max(axis=1)
+    # there: the start is left of the root (or the bound is 0 when it is not positive). (t = 0,
+    # a shard with no rows yet: log M = log(sum of weights) < 0, and the bound is 0.)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        start = ((s[:, None] - (v + threshold - _LOGW) / _LAM) / t[:, None]).max(axis=1)
+    start = np.where(t > 0, start, 0.0)
     mu = np.clip(start, 0.0, 1.0)
     f, d = wealth(mu, np.arange(t.size))
     idx = np.flatnonzero(f > 0)  # elsewhere L = 0; an iterate clipped at 1 that stays >= 0 ends there

@@ -191,9 +191,8 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     Parameters
     ----------
     data : Sample, elcvx.io.Log or elcvx.io.LogScan
-        A sample, or a log read by :mod:`elcvx.io` (its notes are kept). On a log scanned in
-        chunks that did not compress, only EL is computed (the baselines need its rows in
-        memory; a note says so).
+        A sample, or a log read by :mod:`elcvx.io` (its notes are kept), in memory or scanned in
+        chunks (every method's sums merge across chunks).
     confidence_level : float
     calibration : {"chi2", "f", "bootstrap"}
         EL's (see :func:`elcvx.interval`); CR(-2) takes chi2 where EL takes the bootstrap.
@@ -237,14 +236,9 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         notes.append(f"EL: the estimate depends on the reward rho of an unobserved extreme weight: "
                      f"{lo:.4g} to {hi:.4g} over rho in [{sample.rmin:g}, {sample.rmax:g}]; shown at "
                      f"{rho_text(est)}")
-    if not hasattr(sample, "w"):  # a log scanned in chunks: EL only
-        rows += [MethodResult(name, None, None, None) for name in _BASELINE_ROWS]
-        notes.append(", ".join(LABELS[name] for name in _BASELINE_ROWS) + ": not computed on a "
-                     "log kept in chunks (they need its rows in memory: --engine memory, or a log "
-                     "that compresses)")
-    else:
-        rows_, notes_ = _baselines(sample, level, calibration)
-        rows, notes = rows + rows_, notes + notes_
+    # (On a log kept in chunks too: the baselines are mergeable sums, elcvx.baselines.log_sums.)
+    rows_, notes_ = _baselines(sample, level, calibration)
+    rows, notes = rows + rows_, notes + notes_
     from .io.frames import _weights_note  # (no pandas: the note's text only)
 
     chk = weight_check_of(sample, method)  # the MLE is cached: no new solve
@@ -257,6 +251,11 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         wmin=sample.wmin, wmax=sample.wmax, rmin=sample.rmin, rmax=sample.rmax,
         confidence_level=level, calibration=calibration, quantile=ci.quantile, weight_check=chk,
         estimate=est, interval=ci)
+
+
+def _w_largest(sample) -> float:
+    """The largest weight of a sample or a scanned log (which keeps its span)."""
+    return float(sample.w_observed[1] if hasattr(sample, "w_observed") else sample.w.max())
 
 
 def _baselines(sample, level, calibration):
@@ -275,7 +274,7 @@ def _baselines(sample, level, calibration):
         note = base.notes.get(e) or base.notes.get(i, "")
         if error is not None:
             numbers = [None] * 3
-            note = f"cannot be computed with weights up to {float(sample.w.max()):.4g} ({error})"
+            note = f"cannot be computed with weights up to {_w_largest(sample):.4g} ({error})"
         out.append(MethodResult(name, *map(_number, numbers)))
         if note:
             notes.append(f"{LABELS[name]}: {note}")

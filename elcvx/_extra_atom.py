@@ -68,17 +68,15 @@ def choose_rho(sample: Sample, rho, base: float, wmass: float) -> tuple:
         return sample.to_unit(x), x, "number"
     if rule == "midpoint":
         return 0.5, 0.5 * (sample.rmin + sample.rmax), rule
-    if rule == "snips" and hasattr(sample, "snips_unit"):  # a scanned log
-        rho_u = sample.snips_unit()
-        rho_u = 0.5 if np.isnan(rho_u) else rho_u
-    elif rule == "snips":  # the midpoint when every weight is 0 (SNIPS is then 0/0)
+    if rule == "snips":  # the midpoint when every weight is 0 (SNIPS is then 0/0); a scan too
         from .baselines import snips
 
         rho_u = sample.to_unit(snips(sample).value)
     else:
         # V(rho) = rho  <=>  rho (1 - wmass) = base; with no weight on the rows (every w = 0)
-        # every rho is a fixed point, and the midpoint is taken.
+        # every rho is a fixed point, and the midpoint is taken. (A weight on the rows within
+        # rounding of 0 is none: the sums of the rows and of their compression round apart.)
         on_rows = 1.0 - wmass
-        rho_u = base / on_rows if on_rows > 0.0 else 0.5
+        rho_u = base / on_rows if on_rows > _MASS_TOL else 0.5
     rho_u = min(max(rho_u, 0.0), 1.0)
     return rho_u, sample.to_user(rho_u), rule

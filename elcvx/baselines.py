@@ -1,7 +1,8 @@
 r"""The estimators and intervals the paper compares EL against (its section 5).
 
-Every function takes a :class:`~elcvx.Sample`, honours its counts as exact multiplicities and
-works on rewards rescaled to the unit interval, ``u = (r - rmin) / (rmax - rmin)``, as the paper
+Every function takes a :class:`~elcvx.Sample` or a log scanned in chunks
+(:func:`elcvx.io.scan_log`), honours counts as exact multiplicities and works on rewards
+rescaled to the unit interval, ``u = (r - rmin) / (rmax - rmin)``, as the paper
 does (it assumes ``r`` in ``[0, 1]``); results are mapped back to ``[rmin, rmax]`` by
 ``v -> rmin + (rmax - rmin) v``. With ``c`` the counts and ``N = sum(c)``:
 
@@ -18,6 +19,11 @@ function                    computes (unit scale)
 :func:`upper_bound`         the same, as an upper bound
 ==========================  ==================================================================
 
+Each is a function of a few sums over the rows (:func:`log_sums`, one pass; EMP a second pass at
+the EL MLE), and sums of chunks merge: on a scanned log every chunk's sums are computed where
+it is and merged (its engine's ``map_reduce``), so each baseline equals the one on the same rows
+in memory up to the order of the additions.
+
 The finite-sample bounds live in :mod:`elcvx.estimators.finite_sample` (their formulas, the
 conditions each needs, and their tuning) and are re-exported here, beside the other baselines.
 
@@ -31,41 +37,127 @@ the paper is silent are listed in ``docs/baselines.md``.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
 
 from . import _validation as iv
+from ._rows import columns_of
 from .errors import InvalidInputError
 from .results import BaselineEstimate, BaselineInterval
 from .estimators.finite_sample import lower_bound, upper_bound
 from .sample import Sample, check_sample
 
 __all__ = ["ips", "snips", "clipped_dr", "emp", "gaussian_interval", "clopper_pearson_interval",
-           "lower_bound", "upper_bound"]
+           "lower_bound", "upper_bound", "LogSums", "log_sums"]
 
 
-
-def _user(sample: Sample, v: float) -> float:
+def _user(sample, v: float) -> float:
     """Unit scale -> user scale, *not* clipped (IPS and EMP can leave the range)."""
     return float(sample.rmin + (sample.rmax - sample.rmin) * v)
 
 
-def _scaled(x):
-    """``(x / 2^e, e)`` with ``|x / 2^e| <= 1``.
+# ------------------------------------------------------------------------------------------------
+# One pass of sums, mergeable
+# ------------------------------------------------------------------------------------------------
+class Scaled(NamedTuple):
+    """``s 2^e``: a sum kept with its power of two apart (:func:`_scaled_sum`)."""
+
+    s: float
+    e: int
+
+    def __add__(self, other):
+        e = max(self.e, other.e)
+        return Scaled(math.ldexp(self.s, self.e - e) + math.ldexp(other.s, other.e - e), e)
+
+    def value(self, divisor=1.0) -> float:
+        """``s 2^e / divisor`` (an infinity where that is beyond the float range)."""
+        try:
+            return math.ldexp(self.s / divisor, self.e)
+        except OverflowError:
+            return math.copysign(math.inf, self.s)
+
+
+def _scaled_sum(c, x) -> Scaled:
+    """``sum c x`` as ``s 2^e`` with ``|x / 2^e| <= 1``.
 
     Weights go up to 1.8e308: sums of ``c w u`` (with counts) and squares of ``w u`` could
     overflow, their scaled forms cannot. A power of two changes no rounding (except for terms
     1e308 times smaller than the largest, which cannot change a sum that holds it).
     """
-    e = int(np.frexp(np.abs(x).max())[1])
-    return np.ldexp(x, -e), e
+    e = int(np.frexp(np.abs(x).max())[1]) if x.size else 0
+    xs = np.ldexp(x, -e)
+    return Scaled(float(xs.sum() if c is None else np.dot(c, xs)), e)
 
 
-def _ips_unit(sample: Sample) -> float:
-    xs, e = _scaled(sample.w * sample.u)
-    return math.ldexp(float(np.dot(sample.c, xs)) / sample.n, e)
+class LogSums(NamedTuple):
+    """The sums every baseline reads, of a sample or a scanned log (:func:`log_sums`); ``x = w u``.
+
+    Attributes
+    ----------
+    n : float
+        ``sum c``.
+    w, x : Scaled
+        ``sum c w`` and ``sum c x``.
+    x_mean, x_m2 : Scaled
+        ``mean(x)`` and ``sum c (x - mean(x))^2`` (Chan, Golub and LeVeque's pairwise update
+        merges chunks), on the scale of ``x_mean.e`` and twice it.
+    x_over_wmax : float
+        ``sum c x / wmax`` (0 when ``wmax = inf``).
+    """
+
+    n: float
+    w: Scaled
+    x: Scaled
+    x_mean: Scaled
+    x_m2: Scaled
+    x_over_wmax: float
+
+
+def _chunk_sums(wmax, cols) -> LogSums:
+    """:class:`LogSums` of one chunk (:class:`~elcvx._rows.Columns`)."""
+    c, w = cols.c, cols.w
+    x = w * cols.u
+    n = float(w.size if c is None else c.sum())
+    sx = _scaled_sum(c, x)
+    mean = sx.s / n
+    dev = np.ldexp(x, -sx.e) - mean
+    m2 = float((dev * dev).sum() if c is None else np.dot(c, dev * dev))
+    k = 0.0 if math.isinf(wmax) else float((x / wmax).sum() if c is None else np.dot(c, x / wmax))
+    return LogSums(n, _scaled_sum(c, w), sx, Scaled(mean, sx.e), Scaled(m2, 2 * sx.e), k)
+
+
+def _merge_sums(a: LogSums, b: LogSums) -> LogSums:
+    n = a.n + b.n
+    e = max(a.x_mean.e, b.x_mean.e)
+    ma, mb = math.ldexp(a.x_mean.s, a.x_mean.e - e), math.ldexp(b.x_mean.s, b.x_mean.e - e)
+    m2a, m2b = math.ldexp(a.x_m2.s, a.x_m2.e - 2 * e), math.ldexp(b.x_m2.s, b.x_m2.e - 2 * e)
+    d = mb - ma
+    mean = ma + d * (b.n / n)
+    m2 = m2a + m2b + d * d * (a.n * (b.n / n))
+    return LogSums(n, a.w + b.w, a.x + b.x, Scaled(mean, e), Scaled(m2, 2 * e),
+                   a.x_over_wmax + b.x_over_wmax)
+
+
+def log_sums(sample) -> LogSums:
+    """The baselines' sums of a :class:`~elcvx.Sample` (its rows, one chunk) or of a log scanned
+    in chunks (one ``map_reduce`` over its engine's chunks, each chunk's sums merged), computed
+    once per sample or scan."""
+    sample = check_sample(sample, scans=True)
+    cache = sample.__dict__  # (computed once per sample or scan: both are immutable)
+    if "_log_sums" not in cache:
+        fn = functools.partial(_chunk_sums, sample.wmax)
+        cache["_log_sums"] = (fn(columns_of(sample)) if isinstance(sample, Sample)
+                              else sample.engine.map_reduce(fn, _merge_sums))
+    return cache["_log_sums"]
+
+
+def _ips_unit(sums: LogSums) -> float:
+    return sums.x.value(sums.n)
+
 
 
 # ------------------------------------------------------------------------------------------------
@@ -82,7 +174,7 @@ def ips(sample) -> BaselineEstimate:
 
     Parameters
     ----------
-    sample : Sample
+    sample : Sample or LogScan
 
     Returns
     -------
@@ -96,8 +188,8 @@ def ips(sample) -> BaselineEstimate:
     >>> ips(s).value       # (0 + 2 + 1 + 0.5) / 4
     0.875
     """
-    sample = check_sample(sample)
-    return BaselineEstimate(_user(sample, _ips_unit(sample)), "ips", sample.n)
+    sample = check_sample(sample, scans=True)
+    return BaselineEstimate(_user(sample, _ips_unit(log_sums(sample))), "ips", sample.n)
 
 
 def snips(sample) -> BaselineEstimate:
@@ -117,13 +209,12 @@ def snips(sample) -> BaselineEstimate:
     >>> round(snips(s).value, 6)   # 3.5 / 4.5
     0.777778
     """
-    sample = check_sample(sample)
-    ws, _ = _scaled(sample.w)  # the ratio is that of the unscaled sums
-    sw = float(np.dot(sample.c, ws))
-    if sw == 0.0:
+    sample = check_sample(sample, scans=True)
+    sums = log_sums(sample)
+    if sums.w.s == 0.0:
         return BaselineEstimate(0.5 * (sample.rmin + sample.rmax), "snips", sample.n,
                                 "undefined (every importance weight is 0, so 0/0): reported as the reward midpoint")
-    value = float(np.dot(sample.c, ws * sample.u)) / sw
+    value = math.ldexp(sums.x.s / sums.w.s, sums.x.e - sums.w.e)  # (the unscaled sums' ratio)
     return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "snips", sample.n)
 
 
@@ -138,7 +229,7 @@ def clipped_dr(sample, *, rho=None) -> BaselineEstimate:
 
     Parameters
     ----------
-    sample : Sample
+    sample : Sample or LogScan
     rho : float, optional
         The constant predictor on the user scale, in ``[rmin, rmax]``; default the midpoint.
 
@@ -150,14 +241,16 @@ def clipped_dr(sample, *, rho=None) -> BaselineEstimate:
     >>> clipped_dr(s).value   # 0.5 + (0 + 1 + 0 + 0.25) / 4
     0.8125
     """
-    sample = check_sample(sample)
+    sample = check_sample(sample, scans=True)
     rho_u = _rho_unit(sample, rho)
-    xs, e = _scaled(sample.w * (sample.u - rho_u))
-    value = rho_u + math.ldexp(float(np.dot(sample.c, xs)) / sample.n, e)
+    sums = log_sums(sample)
+    e = max(sums.x.e, sums.w.e)  # sum c w (u - rho) = sum c x - rho sum c w, on one scale
+    diff = Scaled(math.ldexp(sums.x.s, sums.x.e - e) - rho_u * math.ldexp(sums.w.s, sums.w.e - e), e)
+    value = rho_u + diff.value(sums.n)
     return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "clipped_dr", sample.n)
 
 
-def _rho_unit(sample: Sample, rho) -> float:
+def _rho_unit(sample, rho) -> float:
     if rho is None:
         return 0.5
     rho = iv.finite_scalar("rho", rho)
@@ -185,13 +278,26 @@ def emp(sample) -> BaselineEstimate:
     >>> round(emp(s).value, 4)
     0.7839
     """
-    sample = check_sample(sample)
+    sample = check_sample(sample, scans=True)
     from . import dispatch  # function-local: the solvers are imported when first needed
 
-    q = np.asarray(dispatch.mle(sample, "auto")[0].q, dtype=float)
-    cq = sample.c * q
-    value = float(np.dot(cq, sample.w * sample.u)) / float(cq.sum())
-    return BaselineEstimate(_user(sample, value), "emp", sample.n)
+    beta = dispatch.mle(sample, "auto")[0].beta
+    fn = functools.partial(_emp_chunk, beta)
+    cqx, cq = (fn(columns_of(sample)) if isinstance(sample, Sample)
+               else sample.engine.map_reduce(fn, _add_pairs))
+    return BaselineEstimate(_user(sample, cqx / cq), "emp", sample.n)
+
+
+def _emp_chunk(beta, cols):
+    """``(sum c q w u, sum c q)`` of a chunk, ``q = 1 / (1 + beta (w - 1))`` (the MLE's ``Q``
+    times ``N``, which the ratio does not need)."""
+    q = 1.0 / (1.0 + beta * (cols.w - 1.0))
+    cq = q if cols.c is None else cols.c * q
+    return float(np.dot(cq, cols.w * cols.u)), float(cq.sum())
+
+
+def _add_pairs(a, b):
+    return a[0] + b[0], a[1] + b[1]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -228,7 +334,7 @@ def gaussian_interval(sample, *, confidence_level=0.95, ddof=1) -> BaselineInter
 
     Parameters
     ----------
-    sample : Sample
+    sample : Sample or LogScan
     confidence_level : float
         In (0, 1).
     ddof : float
@@ -247,22 +353,20 @@ def gaussian_interval(sample, *, confidence_level=0.95, ddof=1) -> BaselineInter
     >>> round(low, 4), round(high, 4)      # 0.875 -+ 1.96 * 0.8539 / 2
     (0.0382, 1.0)
     """
-    sample = check_sample(sample)
+    sample = check_sample(sample, scans=True)
     level = iv.confidence_level(confidence_level)
     ddof = iv.finite_scalar("ddof", ddof)
     if ddof < 0:
         raise InvalidInputError(f"ddof={ddof!r} must be >= 0")
-    xs, e = _scaled(sample.w * sample.u)
-    c = sample.c
-    mean_s = float(np.dot(c, xs)) / sample.n
-    mean = math.ldexp(mean_s, e)
+    sums = log_sums(sample)
+    mean = sums.x_mean.value()
     center = _user(sample, mean)
     if sample.n <= ddof:
         return _whole(sample, level, "gaussian", center,
                       f"whole range: no variance estimate with N={sample.n:g} <= ddof={ddof:g}")
-    var_s = float(np.dot(c, (xs - mean_s) ** 2)) / (sample.n - ddof)
+    var_s = sums.x_m2.s / (sample.n - ddof)  # on the scale 2^(2 e), e = x_mean.e
     with np.errstate(over="ignore"):  # a half-width beyond the float range: the whole range
-        sd_mean = float(np.ldexp(np.sqrt(var_s / sample.n), e))
+        sd_mean = float(np.ldexp(np.sqrt(var_s / sample.n), sums.x_mean.e))
     half = float(stats.norm.ppf(0.5 + level / 2)) * sd_mean
     low, high = _clip_map(sample, mean - half, mean + half)
     return BaselineInterval(low, high, level, "gaussian", center, sample.n)
@@ -293,7 +397,7 @@ def clopper_pearson_interval(sample, *, confidence_level=0.95) -> BaselineInterv
 
     Parameters
     ----------
-    sample : Sample
+    sample : Sample or LogScan
     confidence_level : float
         In (0, 1).
 
@@ -309,14 +413,15 @@ def clopper_pearson_interval(sample, *, confidence_level=0.95) -> BaselineInterv
     >>> [round(x, 4) for x in clopper_pearson_interval(s)]
     [0.118, 1.0]
     """
-    sample = check_sample(sample)
+    sample = check_sample(sample, scans=True)
     level = iv.confidence_level(confidence_level)
-    center = _user(sample, _ips_unit(sample))
+    sums = log_sums(sample)
+    center = _user(sample, _ips_unit(sums))
     if np.isinf(sample.wmax):
         return _whole(sample, level, "clopper_pearson", center,
                       "whole range: wmax = inf, so w r / wmax = 0 carries no information")
     n = sample.n
-    k = float(np.dot(sample.c, sample.w * sample.u / sample.wmax))
+    k = sums.x_over_wmax
     k = min(max(k, 0.0), n)
     alpha = 1.0 - level
     p_low = 0.0 if k <= 0.0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))

@@ -36,8 +36,8 @@ from .io import FORMATS, PDROP_MODES
 __all__ = ["METHODS", "build_parser", "evaluate_sample", "main"]
 
 _PLOT_FORMATS = (".png", ".pdf", ".svg")
-#: How ``--engine`` reads the log: one file whole, files chunk by chunk (into their compression),
-#: or into a Dask cluster's partitions.
+#: How ``--engine`` reads the log: whole (a file, or a folder's or glob's files in order), files
+#: chunk by chunk (into their compression), or into a Dask cluster's partitions.
 ENGINES = ("memory", "stream", "dask")
 
 
@@ -58,12 +58,14 @@ def _add_log_options(p):
                         "object of columns) or VW dsjson, gzip or not; or, read in chunks, a "
                         "folder of Parquet/CSV files, a Parquet dataset, or a glob ('logs/*.parquet')")
     p.add_argument("--engine", choices=ENGINES,
-                   help="memory: read one file whole; stream: read Parquet/CSV files chunk by "
+                   help="memory: read the file (or a folder's or glob's Parquet/CSV files, in "
+                        "file order) whole; stream: read Parquet/CSV files chunk by "
                         "chunk, into the log's exact compression when it has at most "
                         "--max-pairs distinct (w, r), else kept in chunks that every pass of EL's "
                         "solvers reads again; dask: read by a Dask cluster's workers and kept in "
-                        "their memory, each pass one reduction there (the dask extra) (default: "
-                        "memory for a file, stream for a folder or glob)")
+                        "their memory, each pass one reduction there (the dask extra); every "
+                        "method on every engine (default: memory for a file, stream for a "
+                        "folder or glob)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="--engine dask: the scheduler of a running Dask cluster, e.g. "
                         "tcp://10.0.0.1:8786 (default: a cluster of 2 worker processes on this "
@@ -157,7 +159,8 @@ def _add_sequence_option(p):
     p.add_argument("--sequence", action="store_true",
                    help="add the betting and DDRM confidence sequences' bounds at the end of the "
                         "log (valid at every t at once, for a log watched as it grows; rows in "
-                        "log order)")
+                        "log order: a folder's or glob's files sorted by path, each file's rows "
+                        "in order)")
 
 
 def build_parser():
@@ -246,14 +249,15 @@ def _load(args):
         return _read(args)
 
 
+def _several_files(path) -> bool:
+    """Whether ``path`` names a folder or a glob of log files (not one file)."""
+    return not os.path.isfile(path) and bool(os.path.isdir(path) or set("*?[") & set(path))
+
+
 def _engine(args) -> str:
     """``--engine``, or its default: memory for a file, stream for a folder or glob."""
     if args.engine is None:
-        return "memory" if os.path.isfile(args.log) or not (
-            os.path.isdir(args.log) or set("*?[") & set(args.log)) else "stream"
-    if args.engine == "memory" and os.path.isdir(args.log):
-        raise UsageError(f"{args.log} is a folder: --engine memory reads one file; read the "
-                         "folder's files with --engine stream")
+        return "stream" if _several_files(args.log) else "memory"
     return args.engine
 
 
@@ -266,11 +270,22 @@ def _read(args):
         raise UsageError("--max-pairs applies to --engine stream only")
     if args.scheduler is not None and engine != "dask":
         raise UsageError("--scheduler applies to --engine dask only")
-    if engine in ("stream", "dask"):
+    several = engine == "memory" and _several_files(args.log)
+    if engine in ("stream", "dask") or several:
         for flag, value in (("--target-prob-file", args.target_prob_file), ("--pdrop", args.pdrop)):
             if value is not None:
                 raise UsageError(f"{flag} is for dsjson logs, which --engine {engine} does not "
-                                 "read")
+                                 "read" + " from a folder or glob" * several)
+    if several:  # every row of the files in memory, in file order
+        from .io.stream import read_log_rows
+
+        return read_log_rows(
+            args.log, format=args.input_format, weight=args.weight_col,
+            target_prob=args.target_prob_col, logging_prob=args.logging_prob_col,
+            reward=args.reward_col, cost=args.cost_col, count=args.count_col, progress=progress,
+            wmin=args.wmin, wmax=args.wmax, pmin=args.pmin, rmin=args.rmin, rmax=args.rmax,
+            cmin=args.cmin, cmax=args.cmax)
+    if engine in ("stream", "dask"):
         client = None
         if engine == "dask":  # a cluster started for the run is closed when the command ends
             from .io._dask import local_client
@@ -285,6 +300,7 @@ def _read(args):
             pmin=args.pmin, rmin=args.rmin, rmax=args.rmax, cmin=args.cmin, cmax=args.cmax)
         if hasattr(scan.engine, "close"):  # (the Dask engine's data and client, after the run)
             args.closing.callback(scan.engine.close)
+        args.rows_in_order = scan.rows_in_order  # (--sequence: the files again, in order)
         # A log that compressed is a Sample (every method runs on it); else the scan itself.
         return io.Log(sample=scan.sample if scan.sample is not None else scan, path=scan.path,
                       format=scan.format, n_rows=scan.n_rows, columns=scan.columns,
@@ -400,6 +416,9 @@ def _cmd_profile(args):
         if not os.path.isdir(os.path.dirname(plot)):
             raise UsageError(f"--plot {args.plot}: directory {os.path.dirname(plot)} does not exist")
         require_matplotlib()  # fail before the work if the plot extra is missing
+    if args.sequence and _engine(args) != "memory":
+        raise UsageError("profile --sequence draws EL at looks over t, which needs the rows in "
+                         "memory: --engine memory (it reads a folder or glob too)")
     log = _load(args)
     s = log.sample
     level = iv.confidence_level(args.confidence_level)

@@ -58,7 +58,9 @@ from the factors' mantissas with their powers of two kept apart, so ``c w^2`` ne
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from fractions import Fraction
 
 import numpy as np
@@ -206,11 +208,16 @@ class CressieReadStats:
     # -- construction ----------------------------------------------------------------------------
     @classmethod
     def from_sample(cls, sample) -> CressieReadStats:
-        """The statistics of a whole :class:`~elcvx.Sample` (its counts and bounds)."""
-        sample = check_sample(sample)
-        out = cls(wmin=sample.wmin, wmax=sample.wmax, rmin=sample.rmin, rmax=sample.rmax)
-        out._add_rows(sample)
-        return out
+        """The statistics of a whole :class:`~elcvx.Sample` (its counts and bounds), or of a log
+        scanned in chunks (:func:`elcvx.io.scan_log`: each chunk's statistics, merged)."""
+        sample = check_sample(sample, scans=True)
+        cache = sample.__dict__  # (computed once per sample or scan: both are immutable)
+        if "_cressie_read_stats" not in cache:
+            bounds = (sample.wmin, sample.wmax, sample.rmin, sample.rmax)
+            cache["_cressie_read_stats"] = (
+                _chunk_stats(bounds, sample) if isinstance(sample, Sample) else
+                sample.engine.map_reduce(functools.partial(_chunk_stats, bounds), operator.add))
+        return cache["_cressie_read_stats"].copy()
 
     def update(self, w, r, counts=None) -> CressieReadStats:
         """Add a batch of rows in place (validated as :class:`~elcvx.Sample` validates) and return self.
@@ -227,18 +234,21 @@ class CressieReadStats:
         self._add_rows(batch)
         return self
 
-    def _add_rows(self, s: Sample) -> None:
+    def _add_rows(self, s) -> None:
+        """Add the rows of ``s`` (a :class:`~elcvx.Sample`, or a chunk's
+        :class:`~elcvx._rows.Columns`: ``w``, ``u`` and counts ``c``, None for ones)."""
         # Each product from the factors' mantissas (in [1/2, 1), so products lie in [1/32, 1):
         # no overflow, no underflow), its power of two summed apart. A power of two changes no
         # rounding: these are the float products c*w*w, ... wherever those are normal numbers,
         # and they exist for every weight up to 1.8e308.
-        c, ce = np.frexp(s.c)
+        counts = np.ones_like(s.w) if s.c is None else s.c
+        c, ce = np.frexp(counts)
         w, we = np.frexp(s.w)
         u, ue = np.frexp(s.u)
         g, ge = w * u, we + ue
         cw, cwe = c * w, ce + we
         cg, cge = c * g, ce + ge
-        self._n += _exact_sum(s.c)
+        self._n += _exact_sum(counts)
         self._s1 += _exact_sum(cw, cwe)
         self._s2 += _exact_sum(cw * w, cwe + we)
         self._sg += _exact_sum(cg, cge)
@@ -403,6 +413,14 @@ class CressieReadStats:
 
 
 
+def _chunk_stats(bounds, rows) -> CressieReadStats:
+    """The statistics of one chunk of rows (a Sample, or Columns) under ``bounds``."""
+    wmin, wmax, rmin, rmax = bounds
+    out = CressieReadStats(wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
+    out._add_rows(rows)
+    return out
+
+
 def estimate(sample, *, rho=None) -> CressieReadEstimate:
     r"""The Cressie-Read (lambda = -2) point estimate: the control-variate estimator, augmented.
 
@@ -423,7 +441,7 @@ def estimate(sample, *, rho=None) -> CressieReadEstimate:
 
     Parameters
     ----------
-    sample : Sample
+    sample : Sample or LogScan
     rho : float, optional
         The extra atom's reward on the user scale; default the reward midpoint, as for EL.
 
@@ -470,7 +488,7 @@ def interval(sample, *, confidence_level=0.95, calibration="chi2") -> CressieRea
 
     Parameters
     ----------
-    sample : Sample
+    sample : Sample or LogScan
     confidence_level : float
         In (0, 1).
     calibration : {"chi2", "f"}

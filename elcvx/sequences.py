@@ -190,8 +190,9 @@ def betting_sequence(w, r, *, confidence_level=0.95, rmin=0.0, rmax=1.0, interse
     exceeds a candidate value ``v``; a value where the wealth reaches ``2 / alpha`` is excluded
     for good (Ville's inequality). No bound on the weights is needed: a weight of 0 loses at most
     the fraction staked. The wealth is kept on ``grid`` candidate values of the unit reward scale
-    (``O(N grid)`` work) and each bound is refined by one tangent step, which never moves it past
-    the exact bound (``elcvx._betting`` has the derivation).
+    and four below the first (``O(N grid)`` work), and each bound is the largest root of tangents
+    of the log-wealth there, which never moves it past the exact bound (``elcvx._betting`` has
+    the derivation).
 
     Parameters
     ----------
@@ -204,7 +205,7 @@ def betting_sequence(w, r, *, confidence_level=0.95, rmin=0.0, rmax=1.0, interse
     intersect : bool
         Report the running intersection (default): never wider, as valid.
     grid : int
-        Candidate values per side (default 200).
+        Candidate values ``g / grid`` per side (default 200), with four more below the first.
 
     Returns
     -------

@@ -296,17 +296,38 @@ def test_cli_dask_equals_memory(client, one_file, capsys):
     argv = ["evaluate", one_file, "--wmax", "25", "--count-col", "c"]
     want = _json(capsys, argv + ["--engine", "memory"])
     got = _json(capsys, argv + ["--engine", "dask", "--scheduler", client.scheduler.address])
-    # The baselines need the rows in memory: on a log kept in chunks their rows are empty and a
-    # note says so, as with --engine stream (the Dask engine does not compress the log).
-    assert [r["method"] for r in got["results"]] == [r["method"] for r in want["results"]]
-    assert all(r["estimate"] is r["low"] is r["high"] is None for r in got["results"][1:])
+    # Every method: EL and the baselines, whose sums are merged on the workers.
+    assert [r["method"] for r in got["results"]] == ["el", "ips", "snips", "cr", "gaussian",
+                                                     "binomial"]
     assert re.fullmatch(r"read in chunks from 1 file \(1,200 rows\), kept as 1 partition on the "
                         r"Dask cluster at tcp://\S+", got["notes"][0])
-    assert "not computed on a log kept in chunks" in got["notes"][1]
-    assert want["notes"] == [] and len(got["notes"]) == 2
+    assert want["notes"] == [] and len(got["notes"]) == 1
     for report in (got, want):
-        del report["results"][1:], report["notes"]
+        del report["notes"]
     _assert_same_json(got, want)
+
+
+def test_cli_every_method_on_a_folder(client, tmp_path, capsys):
+    # A folder of Parquet on the Dask engine: every method, --sequence too (its rows read again
+    # from the files, in file order), equal to the same rows as one file read whole
+    # (tests/test_stream.py does the same with the memory and stream engines).
+    from test_stream import _assert_same_results
+
+    parts = [scan_frame(300, seed) for seed in (41, 42, 43)]
+    os.makedirs(tmp_path / "logs")
+    for i, df in enumerate(parts):
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False),
+                       tmp_path / "logs" / f"part-{i}.parquet", row_group_size=64)
+    whole = tmp_path / "whole.parquet"
+    pq.write_table(pa.Table.from_pandas(pd.concat(parts, ignore_index=True), preserve_index=False),
+                   whole)
+    argv = ["--wmax", "25", "--sequence"]
+    want = _json(capsys, ["evaluate", str(whole)] + argv)
+    got = _json(capsys, ["evaluate", str(tmp_path / "logs"), "--engine", "dask", "--scheduler",
+                         client.scheduler.address] + argv)
+    assert len(want["results"]) == 8 and want["results"][3]["low"] is not None
+    _assert_same_results(got, want)
+    assert got["results"][-2:] == want["results"][-2:]  # the sequences: the same rows in order
 
 
 def test_cli_dask_starts_and_closes_its_own_cluster(one_file, capsys):

@@ -55,15 +55,22 @@ def logs(tmp_path_factory):
     return folder, _rows(parts)
 
 
-def _assert_same_numbers(scan, rows, values=(0.15, 0.2, 0.3)):
-    want, got = elcvx.estimate(rows), elcvx.estimate(scan)
-    assert_agree([got.value, got.loglik, got.beta], [want.value, want.loglik, want.beta], tol=TOL)
+def _assert_same_numbers(scan, rows, values=(0.15, 0.2, 0.3), *, on_scan=(), on_rows=()):
+    """Estimate, both ends of the interval and the profile of ``scan`` equal those of the same
+    rows in memory to TOL; ``on_scan``/``on_rows``: the same moment constraints, naming the
+    scan's columns / holding the rows' values."""
+    want = elcvx.estimate(rows, constraints=on_rows)
+    got = elcvx.estimate(scan, constraints=on_scan)
+    assert_agree([got.value, got.loglik, got.beta, *got.lambdas],
+                 [want.value, want.loglik, want.beta, *want.lambdas], tol=TOL, what="estimate")
     assert got.q is None and got.work[0] == want.work[0]
-    want, got = elcvx.interval(rows), elcvx.interval(scan)
-    assert_agree([got.low, got.high], [want.low, want.high], tol=TOL)
+    want = elcvx.interval(rows, constraints=on_rows)
+    got = elcvx.interval(scan, constraints=on_scan)
+    assert_agree([got.low, got.high], [want.low, want.high], tol=TOL, what="interval")
     assert got.status == want.status == "optimal"
-    want, got = elcvx.profile(rows, values), elcvx.profile(scan, values)
-    assert_agree(got.statistic, want.statistic, tol=TOL)
+    want = elcvx.profile(rows, values, constraints=on_rows)
+    got = elcvx.profile(scan, values, constraints=on_scan)
+    assert_agree(got.statistic, want.statistic, tol=TOL, what="profile")
 
 
 @pytest.mark.parametrize("cache", ["memory", "disk", "none"])
@@ -157,8 +164,8 @@ def test_what_a_scan_refuses(logs, tmp_path):
         elcvx.interval(scan, calibration="bootstrap")
     with pytest.raises(InvalidInputError, match="cache='ram' must be one of"):
         eio.scan_log(folder, wmax=WMAX, cache="ram")
-    with pytest.raises(InvalidInputError, match="sample must be an elcvx.Sample"):
-        elcvx.baselines.ips(scan)
+    with pytest.raises(InvalidInputError, match="sample must be an elcvx.Sample or a log read by elcvx.io, got str"):
+        elcvx.baselines.ips("a log")
 
 
 def test_bad_value_names_file_and_row(tmp_path):
@@ -256,3 +263,135 @@ def test_when_a_log_is_held_compressed(tmp_path, monkeypatch):
         assert scan.compressed == pairs, name
         assert scan.n_rows == len(df)
         _assert_same_numbers(scan, Sample(df["w"], df["r"], wmax=WMAX), values=(0.3,))
+
+
+# -- every cache holds the constraints' columns; a log that stops compressing is kept whole -----
+
+def _with_columns(df, seed):
+    """``df`` with two constraint columns: a control variate ``w f`` (f in [0, 1]) and a
+    per-action indicator ``w 1[a = 1]`` (a drawn at random), both in [0, WMAX]."""
+    rng = np.random.default_rng(seed)
+    out = df.copy()
+    out["g0"] = df["w"] * rng.random(len(df))
+    out["g1"] = df["w"] * (rng.random(len(df)) < 0.4)
+    return out
+
+
+# Targets off the columns' means (0.564 and 0.410 on these rows: the constraints move the
+# estimate by 2.2e-3 and 3.2e-3), with their atoms' ranges.
+_TARGETS = {"g0": (0.45, (0.0, WMAX)), "g1": (0.42, (0.0, WMAX))}
+
+
+def _constraints(k, whole):
+    """The first ``k`` constraints, naming the scan's columns and holding the rows' values."""
+    names = list(_TARGETS)[:k]
+    on_scan = [elcvx.MomentConstraint(n, _TARGETS[n][0], atom_range=_TARGETS[n][1]) for n in names]
+    on_rows = [elcvx.MomentConstraint(whole[n].to_numpy(), _TARGETS[n][0],
+                                      atom_range=_TARGETS[n][1], name=n) for n in names]
+    return names, on_scan, on_rows
+
+
+@pytest.fixture(scope="module")
+def constrained(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("constrained") / "logs"
+    parts = [_with_columns(_log(1100, 31), 31), _with_columns(_log(900, 32), 32)]
+    _write(folder, parts)
+    return folder, pd.concat(parts, ignore_index=True)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("cache", ["memory", "disk", "none", "auto"])
+def test_constraint_columns_in_every_cache(constrained, cache, k):
+    # The spill file held w, u and the counts only: with cache="disk" (and "auto" past
+    # cache_bytes, here 20 kB) every estimate on a constrained scan raised IndexError.
+    folder, whole = constrained
+    names, on_scan, on_rows = _constraints(k, whole)
+    scan = eio.scan_log(folder, wmax=WMAX, constraint_columns=names, cache=cache, chunk_size=333,
+                        cache_bytes=20_000)
+    assert scan.compressed is None and scan.constraint_columns == tuple(names)
+    if cache in ("disk", "auto"):
+        assert "(disk)" in scan.notes[0]
+    rows = Sample(whole["w"], whole["r"], wmax=WMAX)
+    _assert_same_numbers(scan, rows, (0.2, 0.3), on_scan=on_scan, on_rows=on_rows)
+    moved = elcvx.estimate(scan, constraints=on_scan).value - elcvx.estimate(rows).value
+    assert abs(moved) > 2e-3  # the constraints were applied
+
+
+def test_constraint_cross_check_can_fail(constrained):
+    # One row's constraint value changed by 1 (in memory only) moves the numbers past TOL.
+    folder, whole = constrained
+    names, on_scan, on_rows = _constraints(2, whole)
+    scan = eio.scan_log(folder, wmax=WMAX, constraint_columns=names, cache="disk", chunk_size=333)
+    g = whole["g1"].to_numpy().copy()
+    g[1500] += 1.0
+    on_rows[1] = elcvx.MomentConstraint(g, _TARGETS["g1"][0], atom_range=_TARGETS["g1"][1])
+    with pytest.raises(AssertionError):
+        _assert_same_numbers(scan, Sample(whole["w"], whole["r"], wmax=WMAX), (0.2,),
+                             on_scan=on_scan, on_rows=on_rows)
+
+
+def _compresses_then_overflows():
+    """600 rows of 4 distinct (w, r), then 600 of continuous weights."""
+    rng = np.random.default_rng(9)
+    few = pd.DataFrame({"w": rng.choice([0.5, 2.0], 600), "r": rng.choice([0.0, 1.0], 600)})
+    return pd.concat([few, _log(600, 10)], ignore_index=True)
+
+
+@pytest.mark.parametrize("cache", ["memory", "disk", "none", "auto"])
+def test_a_log_that_overflows_max_pairs_late(tmp_path, cache):
+    # The first 200 rows (min(2 max_pairs, 262144)) compress 50 to 1, so the scan lets its chunks
+    # go; the pairs are merged again only at the end (past 1,048,576 rows, or the last chunk),
+    # where they exceed max_pairs. The scan held 0 chunks: the estimate failed with "no feasible
+    # start" (cache="disk": AttributeError). Now it reads the log again, in chunks.
+    df = _compresses_then_overflows()
+    _write(tmp_path / "logs", [df.iloc[:700], df.iloc[700:]])
+    scan = eio.scan_log(tmp_path / "logs", wmax=WMAX, max_pairs=100, chunk_size=100, cache=cache,
+                        cache_bytes=10_000)
+    assert scan.compressed is None and scan.n_rows == 1200
+    assert ("(12 chunks)" if cache == "none" else "kept as 12 chunks") in scan.notes[0]
+    _assert_same_numbers(scan, Sample(df["w"], df["r"], wmax=WMAX), values=(0.3,))
+
+
+def test_zero_weights_with_real_counts(tmp_path):
+    # Every weight 0: the rows carry no weight, every rho is a fixed point of the self-consistent
+    # rule and the midpoint is taken. With these 42 real counts the rows' weighted mass rounded
+    # to 1 - 1.1e-16, and rho = 0 / 1.1e-16 = 0: the rows gave 0 where their compression (and so
+    # a scan that compresses them) gave the midpoint. (Found by the scan fuzz, seed 108.)
+    rng = np.random.default_rng(0)
+    n = int(rng.integers(2, 50))
+    c = np.round(rng.uniform(0.25, 3, n), 3)
+    df = pd.DataFrame({"w": np.zeros(n), "r": np.zeros(n), "c": c})
+    _write(tmp_path / "logs", [df])
+    rows = Sample(df["w"], df["r"], counts=df["c"])
+    scan = eio.scan_log(tmp_path / "logs", count="c", wmax=np.inf, chunk_size=5)
+    for log in (rows, rows.compress(), scan):
+        est = elcvx.estimate(log)
+        assert abs(est.value - 0.5) < 1e-12 and est.rho_rule == "self-consistent"
+        assert_agree(est.value_range, (0.0, 1.0), tol=1e-12)
+
+
+@pytest.mark.parametrize("cache", ["memory", "disk", "none"])
+def test_baselines_on_a_scan(logs, tmp_path, cache):
+    # IPS, SNIPS, ClippedDR, EMP, Gaussian, Binomial and CR(-2) are sums over the rows: on a scan
+    # each chunk's sums are merged, and every number equals the one on the rows in memory.
+    from elcvx import baselines, cressie_read
+
+    folder, rows = logs
+    scan = eio.scan_log(folder, wmax=WMAX, chunk_size=333, cache=cache, max_pairs=10)
+    for fn, fields in ((baselines.ips, ("value",)), (baselines.snips, ("value",)),
+                       (baselines.clipped_dr, ("value",)), (baselines.emp, ("value",)),
+                       (baselines.gaussian_interval, ("low", "high")),
+                       (baselines.clopper_pearson_interval, ("low", "high")),
+                       (cressie_read.estimate, ("value", "beta", "gamma")),
+                       (cressie_read.interval, ("low", "high"))):
+        got, want = fn(scan), fn(rows)
+        assert_agree([getattr(got, f) for f in fields], [getattr(want, f) for f in fields],
+                     tol=TOL, what=fn.__name__)
+    # CR(-2)'s statistics are exact rationals: merged chunks give them to the last bit.
+    got, want = (cressie_read.CressieReadStats.from_sample(x) for x in (scan, rows))
+    assert [got.n, got.sum_w, got.sum_w2, got.sum_wu, got.sum_w2u, got.sum_w2u2] == [
+        want.n, want.sum_w, want.sum_w2, want.sum_wu, want.sum_w2u, want.sum_w2u2]
+    assert tuple(cressie_read.interval(scan)) == tuple(cressie_read.interval(rows))
+    # Against the definitions, on the unit scale (rewards here are on [0, 1]): IPS = mean(w r).
+    assert_agree(baselines.ips(scan).value, float(np.mean(rows.w * rows.r)), tol=1e-12)
+    assert_agree(baselines.snips(scan).value, float(rows.w @ rows.r / rows.w.sum()), tol=1e-12)

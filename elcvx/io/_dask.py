@@ -29,6 +29,7 @@ from .columns import _missing_columns, _no_duplicates, _pandas
 from .frames import _resolve_columns, _sample_from_frame
 from .progress import Progress, progress_enabled
 from .scan import LogScan, _constraint_values
+from .stream import _resolve
 from .sources import (_columns_of, _csv_batches, _log_files, _parquet_batches,
                       _parquet_dataset, _total_bytes)
 
@@ -374,14 +375,18 @@ def dask_scan(source, options, constraint_columns=(), *, client=None, progress=N
                     progress=progress)
     where = (f"kept as {plural(rows.n_chunks, 'partition')} on the Dask cluster at "
              f"{rows.address}")
+    in_order = None
     if isinstance(rows.source, LogFiles):
         files = rows.source.files
         path, formats = str(source), "+".join(dict.fromkeys(fmt for _, fmt in files))
         read = f"read in chunks from {plural(len(files), 'file')} ({rows.n_rows:,} rows)"
+        # (LogScan.rows_in_order reads the files again here, as the stream engine does.)
+        resolved = _resolve(source, *(options.get(k) for k in ("format",) + _OPTIONS))
+        in_order = (*resolved[:3], 1 << 18, resolved[3])
     else:
         path, formats = "the Dask DataFrame", "dask"
         read = f"read from a Dask DataFrame ({rows.n_rows:,} rows)"
     return LogScan(path=path, format=formats, n_rows=rows.n_rows, n=rows.n, wmin=rows.wmin,
                    wmax=rows.wmax, rmin=rows.rmin, rmax=rows.rmax, w_observed=rows.w_observed,
                    sample=None, columns=rows.columns, notes=(f"{read}, {where}",), engine=rows,
-                   constraint_columns=constraint_columns)
+                   constraint_columns=constraint_columns, files=in_order)

@@ -62,13 +62,32 @@ class LogScan(RewardScale):
     """
 
     def __init__(self, *, path, format, n_rows, n, wmin, wmax, rmin, rmax, w_observed,
-                 sample, columns, notes, engine, constraint_columns=()):
+                 sample, columns, notes, engine, constraint_columns=(), files=None):
         self.path, self.format, self.n_rows, self.n = path, format, int(n_rows), float(n)
         self.wmin, self.wmax, self.rmin, self.rmax = wmin, wmax, rmin, rmax
         self.w_observed, self.sample, self.columns = w_observed, sample, columns
         self.compressed = None if sample is None else sample.n_rows
         self.notes, self.engine = notes, engine
         self.constraint_columns = tuple(constraint_columns)
+        self._files = files  # (files, root, names, chunk_size, options): read in order again
+
+    def rows_in_order(self):
+        """The log's rows in file order, chunk by chunk, each a :class:`~elcvx.Sample`: the
+        files read again, in the order the readers take them (sorted by path; a folder's
+        subfolders are searched in that order too), each file's rows in their order. What a
+        confidence sequence (:mod:`elcvx.sequences`) reads; the engines' passes, which merge
+        partial sums, need no order.
+
+        Raises
+        ------
+        InvalidInputError
+            The log was not read from files here (a Dask DataFrame, your own engine).
+        """
+        if self._files is None:
+            raise InvalidInputError(f"{self.path}: its rows have no file order here (it was not "
+                                    "read from files by this process): read it from its files")
+        for sample, *_ in _chunk_samples(*self._files, False):
+            yield sample
 
     def moments(self, constraints=(), atoms=None, side="lower"):
         """The solvers' model of the log's rows (:class:`elcvx._rows.ChunkedMoments`); each
@@ -91,11 +110,6 @@ class LogScan(RewardScale):
             return hi * m, float("nan")
         ss = float(self.engine.map_reduce(functools.partial(_scaled_sum, hi, m, 2), add))
         return hi * m, hi * math.sqrt(ss / (self.n - 1) / self.n)
-
-    def snips_unit(self) -> float:
-        """SNIPS, ``sum c w u / sum c w``, on the unit scale (NaN when every weight is 0)."""
-        s = self.moments().stats()
-        return s.sum_h / s.sum_F[0] if s.sum_F[0] > 0 else float("nan")
 
     def __repr__(self):
         how = (f"compressed to {self.compressed:,} rows" if self.compressed is not None
@@ -215,24 +229,25 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
                                            cmin, cmax, extra=constraint_columns)
     path = str(path)
     # (Constraints' columns are not part of the (w, r) compression: a log with them stays in chunks.)
-    read = _Read(path, max_pairs, cache, cache_bytes, compress=not constraint_columns)
+    compress = not constraint_columns
     while True:
+        read = _Read(path, max_pairs, cache, cache_bytes, compress=compress)
         try:
             for chunk, df, described, bar in _chunk_samples(files, root, names, chunk_size,
                                                             options, progress):
                 read.add(chunk, df, constraint_columns)
                 bar.label = f"elcvx: {read.rows:,} rows, file {bar.file} of {len(files)}"
+            if read.rows == 0:
+                raise InvalidInputError(f"{path} has no data rows")
+            compressed = read.compressed()
             break
         except _Restart:  # (rare: many pairs only past the first rows) read again, in chunks
             read.store.close()
-            read = _Read(path, max_pairs, cache, cache_bytes, compress=False)
+            compress = False
         except BaseException:
             read.store.close()
             raise
     store, first, rows, n, lo, hi = read.store, read.first, read.rows, read.n, read.lo, read.hi
-    if rows == 0:
-        raise InvalidInputError(f"{path} has no data rows")
-    compressed = read.compressed()
     show = progress_enabled(progress, _total_bytes(files))  # the passes' progress, as the read's
     if compressed is not None:
         engine = InMemoryChunks([columns_of(compressed)])
@@ -243,7 +258,7 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
                                 constraint_columns, rows, show)
             how = f"read again from the files on each pass ({len(store.chunks):,} chunks)"
         else:
-            engine = store.engine(chunk_size, rows, show)
+            engine = store.engine(rows, show)
             how = f"kept as {engine.n_chunks:,} chunks ({store.where})"
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
     notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} "
@@ -251,8 +266,8 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     return LogScan(path=path, format=formats, n_rows=rows, n=n, wmin=first.wmin,
                    constraint_columns=constraint_columns,
                    wmax=first.wmax, rmin=first.rmin, rmax=first.rmax, w_observed=(lo, hi),
-                   sample=compressed,
-                   columns=described, notes=notes, engine=engine)
+                   sample=compressed, columns=described, notes=notes, engine=engine,
+                   files=(files, root, names, chunk_size, options))
 
 
 def scan_engine(engine, *, wmin=0.0, wmax=np.inf, rmin=0.0, rmax=1.0, constraint_columns=(),
@@ -337,8 +352,16 @@ class _Read:
         return pairs is not None and pairs.n_rows <= self.rows // 2
 
     def compressed(self):
-        """The log's compression, or None (its chunks are then in the store)."""
-        if self.mode == "compress" or (self.mode == "undecided" and self._compresses()):
+        """The log's compression, or None (its chunks are then in the store). :class:`_Restart`
+        when the log compressed until its chunks were let go and its last rows' pairs, merged
+        here, exceed ``max_pairs``."""
+        if self.mode == "compress":
+            pairs = self.groups.sample()
+            if pairs is None:
+                raise _Restart
+            self.store.close()
+            return pairs
+        if self.mode == "undecided" and self._compresses():
             self.store.close()
             return self.groups.sample()
         self.store.release()
@@ -394,14 +417,14 @@ class _Store:
         if self.file is None:
             self.file = tempfile.TemporaryFile(prefix="elcvx-scan-")
         counted = cols.c is not None
-        for a in (cols.w, cols.u) + ((cols.c,) if counted else ()):
+        for a in (cols.w, cols.u) + ((cols.c,) if counted else ()) + tuple(cols.G):
             np.ascontiguousarray(a, dtype=float).tofile(self.file)
-        self.chunks.append((cols.w.size, counted))
+        self.chunks.append((cols.w.size, counted, len(cols.G)))
 
-    def engine(self, chunk_size, rows, progress):
+    def engine(self, rows, progress):
         if self.where == "disk":
             self.file.flush()
-            return SpillChunks(self.file, self.chunks, chunk_size, rows, progress)
+            return SpillChunks(self.file, self.chunks, rows, progress)
         return InMemoryChunks(self.chunks, progress)
 
     def close(self):
@@ -411,12 +434,13 @@ class _Store:
 
 
 class SpillChunks:
-    """An engine over chunks in a spill file of float64 (``w``, ``u``, then counts if any, per
-    chunk), read back chunk by chunk into the same buffers on every pass."""
+    """An engine over chunks in a spill file of float64 (``w``, ``u``, then counts if any, then
+    each constraint column, per chunk), read back chunk by chunk into one buffer on every pass.
+    ``layout``: ``(rows, counted, constraint columns)`` of each chunk, in the file's order."""
 
-    def __init__(self, file, layout, chunk_size, rows, progress):
+    def __init__(self, file, layout, rows, progress):
         self.file, self.layout = file, layout
-        self.buffer = np.empty(3 * chunk_size)
+        self.buffer = np.empty(max(size * (2 + counted + k) for size, counted, k in layout))
         self.shown = Passes(rows, progress)
 
     @property
@@ -425,12 +449,13 @@ class SpillChunks:
 
     def _chunks(self):
         self.file.seek(0)
-        for size, counted in self.layout:
-            view = self.buffer[:size * (3 if counted else 2)]
+        for size, counted, k in self.layout:
+            view = self.buffer[:size * (2 + counted + k)]
             if self.file.readinto(memoryview(view).cast("B")) != view.nbytes:
                 raise OSError("the scan's spill file is shorter than what was written to it")
-            yield Columns(view[:size], view[size:2 * size], view[2 * size:] if counted else None,
-                          np.empty((0, size)))
+            g = (2 + counted) * size  # where the constraint columns start
+            yield Columns(view[:size], view[size:2 * size], view[2 * size:g] if counted else None,
+                          view[g:].reshape(k, size))
 
     def map_reduce(self, fn, merge):
         return reduce_chunks(fn, merge, self.shown(self._chunks()))

@@ -160,6 +160,45 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
                notes=notes)
 
 
+def read_log_rows(path, *, format=None, weight=None, target_prob=None, logging_prob=None,
+                  reward=None, cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None,
+                  rmax=None, cmin=None, cmax=None, chunk_size=1 << 18, progress=None) -> Log:
+    """Read every row of a Parquet or CSV/TSV file, a folder of them or a glob into one
+    :class:`Log` in memory, in file order: the files in the order :func:`read_log_compressed`
+    takes them (sorted by path), each file's rows in their order.
+
+    Each chunk is read and checked as :func:`read_log_compressed` reads it (messages name the
+    file and the row); the sample holds the rows as they are (``--engine memory`` on the
+    command line, for a folder or a glob). Parameters as :func:`read_log_compressed`.
+
+    Returns
+    -------
+    Log
+        ``.sample`` the rows, in order; ``.path`` as given; ``.n_rows`` the rows read.
+    """
+    chunk_size = _positive_int("chunk_size", chunk_size)
+    files, root, names, options = _resolve(path, format, weight, target_prob, logging_prob,
+                                           reward, cost, count, wmin, wmax, pmin, rmin, rmax,
+                                           cmin, cmax)
+    path = str(path)
+    chunks, described = [], None
+    for chunk, _, described, _ in _chunk_samples(files, root, names, chunk_size, options, progress):
+        chunks.append(chunk)
+    if not chunks:
+        raise InvalidInputError(f"{path} has no data rows")
+    first = chunks[0]
+    counts = None if first.counts is None else np.concatenate([c.counts for c in chunks])
+    sample = Sample(np.concatenate([c.w for c in chunks]), np.concatenate([c.r for c in chunks]),
+                    counts=counts, wmin=first.wmin, wmax=first.wmax, rmin=first.rmin,
+                    rmax=first.rmax)
+    formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
+    notes = (f"read from {len(files):,} file{'s' * (len(files) > 1)} ({sample.n_rows:,} rows), "
+             "every row in memory, in file order",)
+    notes += _check_weights(sample, described["w"])
+    return Log(sample=sample, path=path, format=formats, n_rows=sample.n_rows, columns=described,
+               notes=notes)
+
+
 def _positive_int(name, value):
     if not (isinstance(value, (int, np.integer)) and value >= 1):
         raise InvalidInputError(f"{name}={value!r} must be a positive integer", field=name,
