@@ -7,7 +7,7 @@ also has a fast numpy path; ``method=`` chooses.
 """
 
 from .difference import difference
-from ._evaluation import evaluate
+from .evaluation import evaluate
 from .errors import ElcvxError, InvalidInputError, SolverError
 from .estimate import estimate
 from .interval import interval, profile

@@ -45,7 +45,7 @@ import numpy as np
 from scipy import stats
 
 from . import _validation as iv
-from ._rows import columns_of
+from .engines.rows import columns_of
 from .errors import InvalidInputError
 from .results import BaselineEstimate, BaselineInterval
 from .estimators.finite_sample import lower_bound, upper_bound
@@ -118,7 +118,7 @@ class LogSums(NamedTuple):
 
 
 def _chunk_sums(wmax, cols) -> LogSums:
-    """:class:`LogSums` of one chunk (:class:`~elcvx._rows.Columns`)."""
+    """:class:`LogSums` of one chunk (:class:`~elcvx.engines.rows.Columns`)."""
     c, w = cols.c, cols.w
     x = w * cols.u
     n = float(w.size if c is None else c.sum())

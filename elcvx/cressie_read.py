@@ -236,7 +236,7 @@ class CressieReadStats:
 
     def _add_rows(self, s) -> None:
         """Add the rows of ``s`` (a :class:`~elcvx.Sample`, or a chunk's
-        :class:`~elcvx._rows.Columns`: ``w``, ``u`` and counts ``c``, None for ones)."""
+        :class:`~elcvx.engines.rows.Columns`: ``w``, ``u`` and counts ``c``, None for ones)."""
         # Each product from the factors' mantissas (in [1/2, 1), so products lie in [1/32, 1):
         # no overflow, no underflow), its power of two summed apart. A power of two changes no
         # rounding: these are the float products c*w*w, ... wherever those are normal numbers,

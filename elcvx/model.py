@@ -196,7 +196,7 @@ def merge_stats(p, q):
 
 
 def _least_count(cols) -> float:
-    """A chunk's least count (:class:`elcvx._rows.Columns`; 1 without counts)."""
+    """A chunk's least count (:class:`elcvx.engines.rows.Columns`; 1 without counts)."""
     return 1.0 if cols.c is None else float(cols.c.min())
 
 

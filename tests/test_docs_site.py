@@ -37,7 +37,7 @@ KATEX = ROOT / "docs" / "assets" / "katex"
 API_PAGES = {
     "api.md": ["elcvx", "elcvx.Sample", "elcvx.estimate.estimate", "elcvx.interval.interval",
                "elcvx.interval.profile", "elcvx.difference.difference",
-               "elcvx._evaluation.evaluate", "elcvx.errors"],
+               "elcvx.evaluation.evaluate", "elcvx.errors"],
     "api/results.md": ["elcvx.results", "elcvx.results.EvaluationResult",
                        "elcvx.results.EstimateResult.confidence_interval"],
     "api/programs.md": ["elcvx.programs", "elcvx.programs.empirical_likelihood",

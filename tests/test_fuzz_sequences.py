@@ -381,7 +381,8 @@ def test_the_checks_can_fail(monkeypatch):
     # The references are not vacuous: DDRM bounds raised by 1e-8, betting bounds raised by 2e-4
     # (the grid's tangents replaced by something past the root) and DDRM exponents off by 1e-6
     # each fail.
-    from elcvx import _betting, _ddrm
+    from elcvx.sequences import betting as _betting
+    from elcvx.sequences import ddrm as _ddrm
 
     case = next(c for c in map(draw, range(300_000, 300_100)) if c.regime == "exponential"
                 and c.w.size > 20)

@@ -12,7 +12,7 @@ import pytest
 import elcvx
 from elcvx import Sample
 from elcvx import io as eio
-from elcvx._rows import ChunkedMoments, InMemoryChunks, columns_of
+from elcvx.engines.rows import ChunkedMoments, InMemoryChunks, columns_of
 from elcvx.errors import InvalidInputError, SolverError
 from elcvx.testing import assert_agree
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from elcvx import InvalidInputError
-from elcvx import _betting, _ddrm
+from elcvx.sequences import betting as _betting
+from elcvx.sequences import ddrm as _ddrm
 from elcvx.sequences import (BettingSequence, DDRMSequence, betting_sequence, ddrm_sequence,
                              merge_sequences)
 

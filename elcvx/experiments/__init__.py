@@ -9,7 +9,7 @@
 * :mod:`elcvx.experiments.plots`: the figures (matplotlib, the ``plot`` extra, imported lazily).
 * :mod:`elcvx.experiments.cli`: ``elcvx reproduce ...``.
 
-Every study computes its numbers on a sample with :func:`elcvx._evaluation.evaluate_all` and runs
+Every study computes its numbers on a sample with :func:`elcvx.evaluation.evaluate_all` and runs
 its tasks, reports progress and writes its tables with :mod:`elcvx.experiments._running`.
 Nothing here is imported by ``import elcvx``.
 """

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from ..calibration import bootstrap as _bootstrap
-from .._evaluation import evaluate_all
+from ..evaluation import evaluate_all
 from ..errors import InvalidInputError
 from . import synthetic
 from ._running import Progress, format_seconds, machine_description, md_table, run_tasks, write_csv

@@ -11,7 +11,7 @@ import argparse
 import shlex
 import sys
 
-from .._cli_args import positive_int
+from ..cli.args import positive_int
 from ..calibration.bootstrap import DEFAULT_RESAMPLES
 from ..errors import ElcvxError
 from . import (calibration, constraints_study, pessimism, realistic, rho_study, rho_summary,

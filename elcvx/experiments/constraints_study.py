@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._evaluation import evaluate_all
+from ..evaluation import evaluate_all
 from ..errors import InvalidInputError
 from ._running import Progress, check_integers, format_seconds, machine_description, md_table, run_tasks, write_csv
 from .synthetic import replicate_rng

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from .._evaluation import evaluate_all
+from ..evaluation import evaluate_all
 from . import realistic as R
 from . import synthetic as S
 from ._running import Progress, run_tasks

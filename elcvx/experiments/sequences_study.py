@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import _betting, _ddrm
+from ..sequences import betting as _betting
+from ..sequences import ddrm as _ddrm
 from ..interval import interval
 from ..sample import Sample
 from . import constraints_study as bandit
@@ -266,8 +267,8 @@ def write(study, out, *, command: str, plots: bool = True) -> list:
 
 def _figure(study, wid, path: Path) -> Path:
     """Left: one epsilon-greedy log's sequences and EL looks; right: mean widths against t."""
-    from .. import _sequence_plot
-    from .._cli_plot import require_matplotlib
+    from ..cli import sequence_plot as _sequence_plot
+    from ..cli.plot import require_matplotlib
     from ..sequences import betting_sequence, ddrm_sequence
 
     require_matplotlib()

@@ -3,7 +3,7 @@
 A log on a Dask cluster is a Dask DataFrame: given one, or built from a path's files (resolved as
 the stream reader resolves them, :func:`~elcvx.io.sources._log_files`) with one partition per
 file, or per group of a Parquet file's row groups. Each partition is converted once, on the
-workers, into the :class:`~elcvx._rows.Columns` the solvers read (validated as
+workers, into the :class:`~elcvx.engines.rows.Columns` the solvers read (validated as
 :func:`~elcvx.io.read_log` validates a log, so an error names the file and the row), and those
 stay in the workers' memory. Every pass of a solver is then one :meth:`DaskRows.map_reduce`: its
 per-chunk function runs next to each partition and the partial results are merged in a tree on
@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._rows import columns_of, reduce_chunks
+from ..engines.rows import columns_of, reduce_chunks
 from .._validation import plural
 from ..errors import ElcvxError, InvalidInputError, _require
 from .columns import _missing_columns, _no_duplicates, _pandas
@@ -128,7 +128,7 @@ def _read_piece(piece, root, names):
 
 
 def _convert(df, source, options, extra):
-    """A partition's :class:`~elcvx._rows.Columns` (with the constraint columns ``extra`` as its
+    """A partition's :class:`~elcvx.engines.rows.Columns` (with the constraint columns ``extra`` as its
     ``G``) and its :class:`_Summary`; ``(None, None)`` when it has no rows. Checked as
     :func:`~elcvx.io.scan_log` checks a chunk: an error names ``source`` and the row."""
     if len(df) == 0:
@@ -329,7 +329,7 @@ class DaskRows:
         the workers' partials are merged in a tree on the workers, and only the final result is
         sent to the client. ``fn`` and ``merge``
         must pickle (module-level functions, or ``functools.partial`` of them). A partial of
-        ``None`` makes the result ``None`` (as :func:`elcvx._rows.reduce_chunks`)."""
+        ``None`` makes the result ``None`` (as :func:`elcvx.engines.rows.reduce_chunks`)."""
         client = self._client
         self.passes += 1
         bar = Progress(f"elcvx: pass {self.passes} on the cluster", self.n_rows, self._show,

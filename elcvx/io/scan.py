@@ -17,7 +17,7 @@ import tempfile
 import numpy as np
 
 from ..fast.kernels import add
-from .._rows import ChunkedMoments, Columns, InMemoryChunks, Passes, columns_of, reduce_chunks
+from ..engines.rows import ChunkedMoments, Columns, InMemoryChunks, Passes, columns_of, reduce_chunks
 from ..errors import InvalidInputError
 from ..sample import RewardScale, weight_check_of
 from .progress import progress_enabled
@@ -58,7 +58,7 @@ class LogScan(RewardScale):
         How each quantity was read, as :attr:`Log.columns`.
     notes : tuple of str
     engine : object
-        Where the chunks are (``map_reduce``: see :mod:`elcvx._rows`).
+        Where the chunks are (``map_reduce``: see :mod:`elcvx.engines.rows`).
     """
 
     def __init__(self, *, path, format, n_rows, n, wmin, wmax, rmin, rmax, w_observed,
@@ -90,7 +90,7 @@ class LogScan(RewardScale):
             yield sample
 
     def moments(self, constraints=(), atoms=None, side="lower"):
-        """The solvers' model of the log's rows (:class:`elcvx._rows.ChunkedMoments`); each
+        """The solvers' model of the log's rows (:class:`elcvx.engines.rows.ChunkedMoments`); each
         constraint names one of :attr:`constraint_columns`."""
         return ChunkedMoments(self, constraints, atoms, side)
 

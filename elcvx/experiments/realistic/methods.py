@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..._evaluation import evaluate_all
+from ...evaluation import evaluate_all
 
 __all__ = ["ESTIMATORS", "PAPER_ESTIMATORS", "CV_VERSUS", "INTERVAL_METHODS", "OBJECTIVES", "TABLES",
            "DEFAULT_REPLICATES", "LEVEL", "RAW_TABLES", "evaluate"]

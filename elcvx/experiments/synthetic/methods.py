@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._evaluation import evaluate_all
+from ...evaluation import evaluate_all
 from ...sample import Sample
 
 __all__ = ["ESTIMATORS", "INTERVAL_METHODS", "EVENTS", "evaluate"]
@@ -36,7 +36,7 @@ _INT = tuple(INTERVAL_METHODS)
 
 
 def evaluate(sample: Sample, *, confidence_level: float = 0.95):
-    """Every estimator and interval of the study on one sample (:func:`elcvx._evaluation.evaluate_all`).
+    """Every estimator and interval of the study on one sample (:func:`elcvx.evaluation.evaluate_all`).
 
     EL takes ``rho`` = the reward midpoint, as CR(-2) and ClippedDR do.
 

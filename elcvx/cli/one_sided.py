@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .errors import ElcvxError
+from ..errors import ElcvxError
 
 #: The rows of the section, in order, with their labels.
 LABELS = {"el": "EL", "ls": "LS", "eb": "EB", "el-betting": "el-betting"}
@@ -22,8 +22,8 @@ def _num(x):
 def one_sided_report(sample, args) -> dict:
     """The section's JSON form: ``{"alternative", "confidence_level", "bounds": [{"method",
     "low", "high", "parameter_name", "parameter"}], "notes"}``."""
-    from .baselines import lower_bound, upper_bound
-    from .interval import interval
+    from ..baselines import lower_bound, upper_bound
+    from ..interval import interval
 
     alternative, level = args.alternative, args.confidence_level
     el = interval(sample, confidence_level=level, calibration=args.calibration,

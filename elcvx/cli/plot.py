@@ -7,12 +7,12 @@ import math
 import os
 import tempfile
 
-from ._cli_report import CannotWrite, UsageError, _n
+from .report import CannotWrite, UsageError, _n
 
 
 def require_matplotlib():
     """matplotlib with the Agg backend, or MissingDependencyError naming the ``plot`` extra."""
-    from .errors import _require
+    from ..errors import _require
 
     mpl = _require("matplotlib", "plot", "elcvx profile --plot")
     mpl.use("Agg", force=True)
@@ -57,8 +57,8 @@ def draw_profile(path, log, est, ci, v, statistic, level):
 
 def draw_sequence(path, log, level, args):
     """``profile --plot FILE --sequence``: the sequences over t beside EL at each t, to FILE-sequence."""
-    from . import _sequence_plot
-    from .sequences import betting_sequence, ddrm_sequence
+    from . import sequence_plot as _sequence_plot
+    from ..sequences import betting_sequence, ddrm_sequence
 
     s = log.sample
     if s.counts is not None:

@@ -8,13 +8,13 @@ import json
 import math
 import os
 
-from . import __version__
-from . import _validation as iv
-from ._cli_one_sided import one_sided_csv_rows, one_sided_lines, one_sided_report
-from ._evaluation import LABELS, METHODS, evaluate  # noqa: F401  (METHODS: elcvx.cli's)
-from ._evaluation import _number as _num  # a float for JSON: None for NaN and infinities
-from ._evaluation import cr_calibration as _cr
-from ._evaluation import rho_text as _rho_text
+from .. import __version__
+from .. import _validation as iv
+from .one_sided import one_sided_csv_rows, one_sided_lines, one_sided_report
+from ..evaluation import LABELS, METHODS, evaluate  # noqa: F401  (METHODS: elcvx.cli's)
+from ..evaluation import _number as _num  # a float for JSON: None for NaN and infinities
+from ..evaluation import cr_calibration as _cr
+from ..evaluation import rho_text as _rho_text
 
 _LABELS = {**LABELS, "betting-cs": "Betting CS", "ddrm-cs": "DDRM CS"}
 
@@ -102,7 +102,7 @@ def _w_observed(s):
 def _sequence_rows(chunks, level):
     """``--sequence``: the confidence sequences' bounds at the end of the log (its rows in log
     order, as samples: one, or a scanned log's chunks), and notes."""
-    from .sequences import BettingSequence, DDRMSequence
+    from ..sequences import BettingSequence, DDRMSequence
 
     seqs = None
     for chunk in chunks:
@@ -266,7 +266,7 @@ def grid(low, high, est, rmin, rmax, k):
 def render_profile(log, args, est, ci, prof, level, plots=()) -> str:
     """``elcvx profile``'s output in ``args.format``: the estimate, the interval and the profile
     statistic on the grid of ``prof``; ``plots``: the files drawn."""
-    from .sample import weight_check_of
+    from ..sample import weight_check_of
 
     s = log.sample
     n = int(s.n) if float(s.n).is_integer() else s.n

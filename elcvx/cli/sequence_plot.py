@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .interval import interval
-from .sample import Sample
+from ..interval import interval
+from ..sample import Sample
 
 #: Times at which the EL interval is drawn: about 30, log-spaced from 10 to N.
 EL_LOOKS = 30

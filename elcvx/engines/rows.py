@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import constraints as mc
-from .engines.blocks import fold_blocks, row_blocks, scratch, scratch_rows
-from .model import Moments
+from .. import constraints as mc
+from .blocks import fold_blocks, row_blocks, scratch, scratch_rows
+from ..model import Moments
 
 
 class Columns(NamedTuple):

@@ -9,10 +9,10 @@ neither needs a bound on the weights:
 
 * :func:`betting_sequence` (:class:`BettingSequence`): the betting confidence sequence of
   Waudby-Smith, Wu, Ramdas, Karampatziakis and Mineiro, "Anytime-valid off-policy inference for
-  contextual bandits" (2022), with a predictable plug-in bet (module ``elcvx._betting``);
+  contextual bandits" (2022), with a predictable plug-in bet (module :mod:`elcvx.sequences.betting`);
 * :func:`ddrm_sequence` (:class:`DDRMSequence`): the heavy-tailed lower sequence of Mineiro, "A
   lower confidence sequence for the changing mean of non-negative right heavy-tailed
-  observations with bounded mean" (2022), the "DDRM" bound of Vowpal Wabbit (``elcvx._ddrm``).
+  observations with bounded mean" (2022), the "DDRM" bound of Vowpal Wabbit (:mod:`elcvx.sequences.ddrm`).
 
 Each side is a *lower* sequence for the mean of a non-negative variable whose mean is at most 1:
 with rewards mapped to ``u = (r - rmin) / (rmax - rmin)`` in ``[0, 1]``, ``E[w u] = V`` and, as
@@ -31,11 +31,12 @@ import math
 
 import numpy as np
 
-from . import _betting, _ddrm
-from . import _validation as iv
-from .errors import InvalidInputError
-from .results import ConfidenceInterval, SequenceResult
-from .sample import MAX_WEIGHT
+from .. import _validation as iv
+from ..errors import InvalidInputError
+from ..results import ConfidenceInterval, SequenceResult
+from ..sample import MAX_WEIGHT
+from . import betting as _betting
+from . import ddrm as _ddrm
 
 __all__ = ["BettingSequence", "DDRMSequence", "betting_sequence", "ddrm_sequence",
            "merge_sequences", "MERGES"]
@@ -191,7 +192,7 @@ def betting_sequence(w, r, *, confidence_level=0.95, rmin=0.0, rmax=1.0, interse
     for good (Ville's inequality). No bound on the weights is needed: a weight of 0 loses at most
     the fraction staked. The wealth is kept on ``grid`` candidate values of the unit reward scale
     and four below the first (``O(N grid)`` work), and each bound is the largest root of tangents
-    of the log-wealth there, which never moves it past the exact bound (``elcvx._betting`` has
+    of the log-wealth there, which never moves it past the exact bound (:mod:`elcvx.sequences.betting` has
     the derivation).
 
     Parameters
@@ -236,7 +237,7 @@ def ddrm_sequence(w, r, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=
     A mixture over bets ``lambda`` of ``exp(lambda (S_t - t v) - V_t(lambda))``, where ``V_t``
     charges each example's surprise ``e`` against a predictable guess: quadratically when ``e <=
     1``, and only like ``lambda e - log(1 + lambda e)`` (linearly) beyond, so a huge importance
-    weight dents the wealth instead of ending it (``elcvx._ddrm`` has the derivation).
+    weight dents the wealth instead of ending it (:mod:`elcvx.sequences.ddrm` has the derivation).
 
     Parameters
     ----------

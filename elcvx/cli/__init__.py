@@ -22,16 +22,16 @@ import os
 import sys
 import warnings
 
-from . import __version__
-from .calibration import quantiles
-from . import _validation as iv
-from ._cli_args import positive_int
-from ._cli_plot import draw_profile, draw_sequence, require_matplotlib
-from ._cli_report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
+from .. import __version__
+from ..calibration import quantiles
+from .. import _validation as iv
+from .args import positive_int
+from .plot import draw_profile, draw_sequence, require_matplotlib
+from .report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
                           notes_to_stderr, render_evaluate, render_profile)
-from .errors import ElcvxError, SolverError
-from ._extra_atom import DEFAULT_RHO, RHO_RULES
-from .io import FORMATS, PDROP_MODES
+from ..errors import ElcvxError, SolverError
+from .._extra_atom import DEFAULT_RHO, RHO_RULES
+from ..io import FORMATS, PDROP_MODES
 
 __all__ = ["METHODS", "build_parser", "evaluate_sample", "main"]
 
@@ -242,7 +242,7 @@ def build_parser():
 def _load(args):
     # A log whose weights fail Sample.weight_check is reported as a `note:` line (the readers put
     # it in the log's notes), not also as a Python warning on stderr.
-    from .errors import WeightWarning
+    from ..errors import WeightWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeightWarning)
@@ -262,7 +262,7 @@ def _engine(args) -> str:
 
 
 def _read(args):
-    from . import io
+    from .. import io
 
     progress = False if args.no_progress else None
     engine = _engine(args)
@@ -277,7 +277,7 @@ def _read(args):
                 raise UsageError(f"{flag} is for dsjson logs, which --engine {engine} does not "
                                  "read" + " from a folder or glob" * several)
     if several:  # every row of the files in memory, in file order
-        from .io.stream import read_log_rows
+        from ..io.stream import read_log_rows
 
         return read_log_rows(
             args.log, format=args.input_format, weight=args.weight_col,
@@ -335,8 +335,8 @@ def _read(args):
 
 def _demo_log():
     """The bundled example log, read as ``elcvx evaluate`` reads it (without needing pandas)."""
-    from .datasets import example_log, example_log_path
-    from .io import Log
+    from ..datasets import example_log, example_log_path
+    from ..io import Log
 
     sample = example_log()  # wmax = 1/EXAMPLE_PMIN, as `evaluate ... --pmin 0.0625`
     return Log(sample=sample, path=str(example_log_path()), format="csv", n_rows=sample.n_rows,
@@ -358,7 +358,7 @@ def _cmd_demo(args):
 
 
 def _openml_ids(text):
-    from .datasets import PAPER_IDS
+    from ..datasets import PAPER_IDS
 
     if text.strip() == "paper":
         return list(PAPER_IDS)
@@ -373,7 +373,7 @@ def _openml_ids(text):
 
 def _cmd_datasets_fetch(args):
     """``elcvx datasets fetch``: one line per dataset as it is done, then a summary line."""
-    from .datasets import fetch_datasets
+    from ..datasets import fetch_datasets
 
     def report(res):
         name = os.path.basename(res.path) if res.path else str(res.id)
@@ -398,8 +398,8 @@ def _cmd_datasets_fetch(args):
 
 
 def _cmd_profile(args):
-    from .estimate import estimate
-    from .interval import interval, profile
+    from ..estimate import estimate
+    from ..interval import interval, profile
 
     if args.points < 3:
         raise UsageError(f"--points {args.points}: at least 3 points are needed (the estimate "
