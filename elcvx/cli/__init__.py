@@ -230,7 +230,7 @@ def build_parser():
                        help="a download that differs from the manifest is an error (not kept)")
     fetch.set_defaults(func=_cmd_datasets_fetch)
 
-    from .experiments.cli import add_reproduce_parser  # registers `reproduce synthetic`
+    from ..experiments.cli import add_reproduce_parser  # registers `reproduce synthetic`
 
     add_reproduce_parser(sub)
     return parser
@@ -288,7 +288,7 @@ def _read(args):
     if engine in ("stream", "dask"):
         client = None
         if engine == "dask":  # a cluster started for the run is closed when the command ends
-            from .io._dask import local_client
+            from ..io._dask import local_client
 
             client = args.scheduler or args.closing.enter_context(local_client(2))
         scan = io.scan_log(

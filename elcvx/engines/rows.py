@@ -110,7 +110,7 @@ class Passes:
         self.rows, self.enabled, self.count = int(rows), bool(enabled), 0
 
     def __call__(self, chunks):
-        from .io.progress import Progress
+        from ..io.progress import Progress
 
         self.count += 1
         if not self.enabled:
