@@ -48,13 +48,15 @@ def extra_atom(sample: Sample, sol, with_value: bool = False):
     return (max(mass, 0.0), max(wmass, 0.0), w_ex) + tail
 
 
-def choose_rho(sample: Sample, rho, base: float, wmass: float) -> tuple:
+def choose_rho(sample: Sample, rho, base: float, wmass: float, snips=None) -> tuple:
     """The extra atoms' reward: ``(rho on the unit scale, rho on the user's scale, rule)``.
 
     ``base`` and ``wmass`` are those of ``V(rho_u) = base + wmass rho_u`` (unit scale):
     ``base = sum c q w u`` is the value of the maximum-likelihood mass on the rows and ``wmass =
     1 - sum c q w`` the importance-weighted mass on the extra atoms. ``rule`` is one of
-    :data:`RHO_RULES`, or ``"number"`` for a ``rho`` given as a number.
+    :data:`RHO_RULES`, or ``"number"`` for a ``rho`` given as a number. ``snips``: the SNIPS
+    estimator (:func:`elcvx.baselines.snips`, given by the caller: the estimators are above
+    this module), which the rule ``"snips"`` reads.
     """
     rule = DEFAULT_RHO if rho is None else rho
     valid = (f"give a number in [rmin, rmax] = [{sample.rmin}, {sample.rmax}] or one of "
@@ -69,9 +71,8 @@ def choose_rho(sample: Sample, rho, base: float, wmass: float) -> tuple:
     if rule == "midpoint":
         return 0.5, 0.5 * (sample.rmin + sample.rmax), rule
     if rule == "snips":  # the midpoint when every weight is 0 (SNIPS is then 0/0); a scan too
-        from .baselines import snips
-
-        rho_u = sample.to_unit(snips(sample).value)
+        # (Without `snips`: a check of the rule alone, before any solve.)
+        rho_u = sample.to_unit(snips(sample).value) if snips is not None else 0.5
     else:
         # V(rho) = rho  <=>  rho (1 - wmass) = base; with no weight on the rows (every w = 0)
         # every rho is a fixed point, and the midpoint is taken. (A weight on the rows within

@@ -7,10 +7,16 @@ itself) is imported only when used.
 
 from __future__ import annotations
 
+import weakref
+
 from . import fast
 from .model import Moments
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
+
+# The paper's MLE of each sample (or scanned log), per path: computed once, as a sample is
+# immutable; held while the sample lives (weakly: the cache never keeps a sample alive).
+_MLE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _ok(status: str) -> bool:
@@ -75,7 +81,7 @@ def mle(sample, method, model=None):
                        None if model is None else feasibility(sample, constraints, atoms))
     if model is not None:
         return run()
-    cache = sample.__dict__.setdefault("_mle_cache", {})
+    cache = _MLE_CACHE.setdefault(sample, {})
     if method not in cache:
         sol, path = run()
         cache[method] = (sol if sol.q is None else sol._replace(q=iv.frozen(sol.q)), path)
@@ -106,7 +112,7 @@ def profile(sample, v_unit, mle_sol, method, model=None):
 
 def _in_memory(sample) -> bool:
     """Whether the sample's rows are in memory (a :class:`~elcvx.io.LogScan`'s are not)."""
-    return not hasattr(sample, "moments")
+    return sample.in_memory
 
 
 def _cvx_module():

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
-from . import dispatch
+from . import baselines, dispatch
 from . import _validation as iv
 from . import constraints as mc
 from ._extra_atom import choose_rho, extra_atom
+from .interval import interval
 from .results import ConfidenceInterval, EstimateResult
 from .sample import Sample, check_sample
 
@@ -89,7 +91,7 @@ def estimate(sample: Sample | Log | LogScan, *, rho: float | str | None = None,
     mass, wmass, w_ex, base = extra_atom(sample, sol, with_value=True)
     if model is not None:
         w_ex = None  # several atoms may share the mass
-    rho_u, rho_user, rule = choose_rho(sample, rho, base, wmass)
+    rho_u, rho_user, rule = choose_rho(sample, rho, base, wmass, snips=baselines.snips)
     error = sol.error  # (of base + wmass rho for any fixed rho, unit scale)
     if rule == "self-consistent":
         # rho = base / (1 - wmass): a ratio of two sums each known to `error`.
@@ -114,5 +116,6 @@ def estimate(sample: Sample | Log | LogScan, *, rho: float | str | None = None,
         work=sol.work,
         lambdas=sol.lambdas,
         error=(sample.rmax - sample.rmin) * min(error, 1.0) if error == error else error,
-        _inputs=(sample, constraints, atoms, method),  # for EstimateResult.confidence_interval
+        _interval=functools.partial(interval, sample, constraints=constraints, atoms=atoms,
+                                    method=method),  # for EstimateResult.confidence_interval
     )

@@ -216,7 +216,8 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     >>> [r.method for r in ev.results]
     ['el', 'ips', 'snips', 'cr', 'gaussian', 'binomial']
     """
-    from .sample import check_sample, weight_check_of
+    from .checks import weight_check as weight_check_of
+    from .sample import check_sample
 
     log_notes = tuple(getattr(data, "notes", ()))
     source = getattr(data, "columns", {}).get("w", "w")
@@ -255,7 +256,7 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
 
 def _w_largest(sample) -> float:
     """The largest weight of a sample or a scanned log (which keeps its span)."""
-    return float(sample.w_observed[1] if hasattr(sample, "w_observed") else sample.w.max())
+    return float(sample.w_observed[1])
 
 
 def _baselines(sample, level, calibration):

@@ -141,7 +141,7 @@ def _threshold(sample, calibration, level, method, model, resamples, random_stat
     if model is not None:
         raise InvalidInputError("calibration='bootstrap' is not available with constraints or atoms; "
                                 "use 'chi2' or 'f'")
-    if not hasattr(sample, "w"):
+    if not sample.in_memory:
         raise InvalidInputError("calibration='bootstrap' needs the log's rows in memory (read_log); "
                                 "for a scanned log use 'chi2' or 'f'", field="calibration",
                                 value=calibration)

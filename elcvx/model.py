@@ -214,7 +214,7 @@ def at_the_edge(data, v):
 def model_of(sample, constraints, atoms=None, side="lower"):
     """The solvers' model of a sample's rows: a :class:`Moments` in memory, or the model a log
     scanned chunk by chunk gives (:meth:`elcvx.io.LogScan.moments`)."""
-    if hasattr(sample, "moments"):
+    if not sample.in_memory:
         return sample.moments(constraints, atoms, side)
     return Moments(sample, constraints, atoms, side=side)
 

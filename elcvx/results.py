@@ -131,8 +131,9 @@ class EstimateResult(_ReadOnlyArrays):
     rho_rule: str = "number"
     reward_range: tuple = (0.0, 1.0)
     error: float = math.nan
-    # What estimate() was given, for confidence_interval(): (sample, constraints, atoms, method).
-    _inputs: tuple | None = field(default=None, repr=False)
+    # elcvx.interval on what estimate() was given (its sample, constraints, atoms and method),
+    # for confidence_interval(): the results do not import the solvers' front end.
+    _interval: Any = field(default=None, repr=False)
 
     def __float__(self):
         """``float(elcvx.estimate(s))`` is the estimate's ``value``."""
@@ -155,17 +156,13 @@ class EstimateResult(_ReadOnlyArrays):
         >>> round(low, 4), round(high, 4)
         (0.3652, 0.9704)
         """
-        if self._inputs is None:
+        if self._interval is None:
             from .errors import InvalidInputError
 
             raise InvalidInputError("this EstimateResult was not built by elcvx.estimate (it "
                                     "holds no sample): call elcvx.interval(sample, ...)")
-        from .interval import interval
-
-        sample, constraints, atoms, method = self._inputs
-        return interval(sample, confidence_level=confidence_level, calibration=calibration,
-                        constraints=constraints, atoms=atoms, method=method,
-                        resamples=resamples, random_state=random_state)
+        return self._interval(confidence_level=confidence_level, calibration=calibration,
+                              resamples=resamples, random_state=random_state)
 
     @property
     def depends_on_rho(self) -> bool:

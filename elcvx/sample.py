@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 import numpy as np
 
@@ -98,16 +98,6 @@ class RewardScale:
         """Map a value on ``[rmin, rmax]`` to the unit reward scale (not clipped)."""
         out = (np.asarray(v, dtype=float) - self.rmin) / (self.rmax - self.rmin)
         return float(out) if out.ndim == 0 else out
-
-
-class _FromDataFrame:
-    """:attr:`Sample.from_dataframe`: the function :func:`elcvx.io.sample_from_dataframe` itself,
-    looked up on first use (the readers build samples, so this module does not import them)."""
-
-    def __get__(self, obj, owner=None):
-        from .io import sample_from_dataframe
-
-        return sample_from_dataframe
 
 
 class Sample(RewardScale):
@@ -211,7 +201,15 @@ class Sample(RewardScale):
                             ("rmin", rmin), ("rmax", rmax), ("n", n), ("_w_span", w_span)):
             object.__setattr__(self, name, value)
 
+    #: The rows are held here (a :class:`~elcvx.engines.rows.RowSource`; a scanned log's are not).
+    in_memory = True
+
     # -- derived views -------------------------------------------------------------------------
+    @property
+    def w_observed(self) -> tuple:
+        """The least and largest weight (found by the validation)."""
+        return tuple(map(float, self._w_span))
+
     @property
     def n_rows(self) -> int:
         """Number of stored rows (``n`` counts the examples they stand for)."""
@@ -274,11 +272,17 @@ class Sample(RewardScale):
             w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
         return cls(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
 
-    from_dataframe = _FromDataFrame()
-    """``Sample.from_dataframe(df, *, weight=, target_prob=, logging_prob=, reward=, cost=,
-    count=, wmin=, wmax=, pmin=, rmin=, rmax=, cmin=, cmax=)``: a sample from the columns of a
-    pandas DataFrame, each keyword naming a column or a bound. It is
-    :func:`elcvx.io.sample_from_dataframe` (needs pandas), whose documentation has the details."""
+    # Two constructors/checks that need other layers, attached by them (they import Sample, which
+    # imports neither): ``from_dataframe`` (elcvx.io: a DataFrame's columns, pandas) and
+    # ``weight_check`` (elcvx.checks: the weight check needs the EL MLE). elcvx's package import
+    # attaches both.
+    #: ``Sample.from_dataframe(df, *, weight=, target_prob=, logging_prob=, reward=, cost=,
+    #: count=, wmin=, wmax=, pmin=, rmin=, rmax=, cmin=, cmax=)``: a sample from a pandas
+    #: DataFrame's columns (:func:`elcvx.io.sample_from_dataframe`, which documents it).
+    from_dataframe: ClassVar[Callable[..., Sample]]
+    #: ``sample.weight_check(*, method="auto")``: the check of ``E[w] = 1``
+    #: (:func:`elcvx.checks.weight_check`, which documents it).
+    weight_check: Callable[..., WeightCheck]
 
     # -- compression -----------------------------------------------------------------------------
     def compress(self) -> Sample:
@@ -340,30 +344,7 @@ class Sample(RewardScale):
                 f"r: {self.r.min():.4g} to {self.r.max():.4g}, bounds [{self.rmin:.4g}, "
                 f"{self.rmax:.4g}])")
 
-    def weight_check(self, *, method: str = "auto") -> WeightCheck:
-        """Check ``E[w] = 1``: the weights' mean with its standard error, and whether it is
-        plausible (see :class:`WeightCheck` for the rule and why).
-
-        Uses the EL MLE (cached on the sample, so a later :func:`elcvx.estimate` costs nothing
-        more). The readers of :mod:`elcvx.io` call it on every log they read, issue its message
-        as a :class:`~elcvx.errors.WeightWarning` and add it to the log's notes.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from elcvx import Sample
-        >>> w = np.tile([0.0, 2.972], 5000)  # a wrong probability column: weights average 1.486
-        >>> chk = Sample(w, np.tile([0.0, 1.0], 5000), wmax=10).weight_check()
-        >>> round(chk.mean, 3), round(chk.se, 4), chk.plausible
-        (1.486, 0.0149, False)
-        """
-        return weight_check_of(self, method)
-
     # -- copy and pickle -------------------------------------------------------------------------
-    def __getstate__(self):
-        # The MLE cache is derived data: recomputed on demand rather than copied or pickled.
-        return {k: v for k, v in self.__dict__.items() if k != "_mle_cache"}
-
     def __setstate__(self, state):
         # Unpickled and deep-copied arrays come back writable: make them read-only again.
         for name in ("w", "r", "counts"):
@@ -378,12 +359,11 @@ def check_sample(value, scans: bool = False) -> Sample:
     :mod:`elcvx.io` (a :class:`~elcvx.io.Log`: anything whose ``.sample`` is one of them) stands
     for its sample, so ``elcvx.estimate(io.read_log(path))`` works as it reads."""
     if not isinstance(value, Sample):
-        from .io.scan import LogScan
-
-        if isinstance(value, LogScan):
+        # (A scanned log is a RowSource whose rows are not in memory: elcvx.engines.rows.)
+        if getattr(value, "in_memory", None) is False and hasattr(value, "moments"):
             if scans:
                 return value
-        elif isinstance(getattr(value, "sample", None), (Sample, LogScan)):
+        elif getattr(value, "sample", None) is not None:
             return check_sample(value.sample, scans)
     if not isinstance(value, Sample):
         raise InvalidInputError(
@@ -393,38 +373,4 @@ def check_sample(value, scans: bool = False) -> Sample:
     return value
 
 
-def weight_check_of(sample, method="auto") -> WeightCheck:
-    """:meth:`Sample.weight_check` of a sample, or of a log scanned in chunks (anything with
-    ``_weight_moments``, ``n``, ``n_rows`` and ``wmax`` whose MLE the dispatch computes)."""
-    from . import dispatch
-
-    method = iv.option("method", method, iv.METHODS)
-    mean, se = sample._weight_moments()
-    mle, _ = dispatch.mle(sample, method)
-    statistic = max(2.0 * float(mle.loglik), 0.0)
-    pvalue = float(quantiles.pvalue("chi2", statistic, sample.n))
-    if mle.q is None:  # a scanned log: the sum from the fast path's last pass
-        wmass = max(1.0 - mle.sums[1], 0.0)
-    else:
-        with np.errstate(over="ignore", invalid="ignore"):
-            cq = mle.q if sample.counts is None else sample.counts * mle.q
-            wmass = max(1.0 - float(np.dot(cq, sample.w)), 0.0)
-    plausible = not (statistic > WEIGHT_CHECK_Z ** 2 and abs(mean - 1.0) > WEIGHT_CHECK_TOL)
-    unobserved = bool(np.isinf(sample.wmax) and wmass > UNOBSERVED_TOL)
-    n = f"{sample.n:.0f}" if float(sample.n).is_integer() and sample.n < 1e16 else f"{sample.n:.6g}"
-    said = f"the importance weights average {mean:.4g} (standard error {se:.2g}, N = {n})"
-    messages = []
-    if not plausible:
-        messages.append(
-            f"{said}, but E[w] = 1 in a correct log (EL's test: statistic {statistic:.4g}, "
-            f"p = {pvalue:.2g}): the probability columns are probably wrong, and so is "
-            "every estimate from them")
-    if unobserved:
-        messages.append(
-            f"{said if plausible else 'and'} with wmax = inf: the EL estimate depends on "
-            f"the unknown reward of an unobserved, unbounded weight, over {100 * wmass:.3g}% "
-            "of the reward range (its value_range); give wmax or pmin (--wmax, --pmin)")
-    return WeightCheck(mean=mean, se=se, n=sample.n, n_rows=sample.n_rows, statistic=statistic,
-                       pvalue=pvalue, plausible=plausible, unobserved_wmass=wmass,
-                       depends_on_unobserved=unobserved, message="; ".join(messages))
 

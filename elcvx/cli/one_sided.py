@@ -31,7 +31,7 @@ def one_sided_report(sample, args) -> dict:
     bounds = [dict(method="el", low=_num(el.low), high=_num(el.high),
                    parameter_name="quantile", parameter=_num(el.quantile))]
     notes = []
-    if not hasattr(sample, "w"):
+    if not sample.in_memory:
         notes.append("LS, EB, el-betting: not computed on a log kept in chunks (they need its rows "
                      "in memory: --engine memory)")
         return dict(alternative=alternative, confidence_level=level, bounds=bounds, notes=notes)

@@ -96,7 +96,7 @@ def evaluate_report(log, args):
 
 def _w_observed(s):
     """The smallest and largest weight of a sample or a scanned log."""
-    return s.w_observed if hasattr(s, "w_observed") else (float(s.w.min()), float(s.w.max()))
+    return s.w_observed
 
 
 def _sequence_rows(chunks, level):
@@ -266,7 +266,7 @@ def grid(low, high, est, rmin, rmax, k):
 def render_profile(log, args, est, ci, prof, level, plots=()) -> str:
     """``elcvx profile``'s output in ``args.format``: the estimate, the interval and the profile
     statistic on the grid of ``prof``; ``plots``: the files drawn."""
-    from ..sample import weight_check_of
+    from ..checks import weight_check as weight_check_of
 
     s = log.sample
     n = int(s.n) if float(s.n).is_integer() else s.n

@@ -12,13 +12,32 @@ may run ``fn`` where the chunk is (a Dask worker, a Spark executor).
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from .. import constraints as mc
 from .blocks import fold_blocks, row_blocks, scratch, scratch_rows
 from ..model import Moments
+
+
+@runtime_checkable
+class RowSource(Protocol):
+    """What the estimators read of a log, wherever its rows are: a :class:`~elcvx.Sample` (rows in
+    memory, ``in_memory`` true) or an :class:`~elcvx.io.LogScan` (chunks in an engine, false,
+    with :meth:`moments` giving its model). The reward scale (``rmin``, ``rmax``) and the weight
+    bounds are the user's; ``w_observed`` is the least and largest logged weight."""
+
+    in_memory: bool
+    n: float
+    n_rows: int
+    wmin: float
+    wmax: float
+    rmin: float
+    rmax: float
+
+    @property
+    def w_observed(self) -> tuple: ...
 
 
 class Columns(NamedTuple):

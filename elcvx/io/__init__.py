@@ -43,7 +43,8 @@ from __future__ import annotations
 from ..errors import MissingDependencyError
 from .logs import Log, read_log
 from .stream import MAX_PAIRS, read_log_compressed
-from .scan import SCAN_MAX_PAIRS, LogScan, scan_engine, scan_log
+from .logscan import LogScan
+from .scan import SCAN_MAX_PAIRS, scan_engine, scan_log
 from ..engines.rows import Columns, columns_of
 from .dsjson import PDROP_MODES, read_dsjson
 from .tables import read_table

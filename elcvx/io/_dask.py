@@ -28,7 +28,7 @@ from ..errors import ElcvxError, InvalidInputError, _require
 from .columns import _missing_columns, _no_duplicates, _pandas
 from .frames import _resolve_columns, _sample_from_frame
 from .progress import Progress, progress_enabled
-from .scan import LogScan, _constraint_values
+from .logscan import LogScan, _constraint_values
 from .stream import _resolve
 from .sources import (_columns_of, _csv_batches, _log_files, _parquet_batches,
                       _parquet_dataset, _total_bytes)
@@ -370,7 +370,7 @@ class DaskRows:
 def dask_scan(source, options, constraint_columns=(), *, client=None, progress=None):
     """:func:`~elcvx.io.scan_log` with ``engine="dask"``: the log's rows (a path's files, or a
     Dask DataFrame) converted and kept on a Dask cluster's workers (:class:`DaskRows`), in a
-    :class:`~elcvx.io.scan.LogScan`."""
+    :class:`~elcvx.io.LogScan`."""
     rows = DaskRows(source, options, client, constraint_columns=constraint_columns,
                     progress=progress)
     where = (f"kept as {plural(rows.n_chunks, 'partition')} on the Dask cluster at "

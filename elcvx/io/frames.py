@@ -243,6 +243,10 @@ def sample_from_dataframe(df: pandas.DataFrame, *, weight: str | None = None,
     return sample
 
 
+# Sample.from_dataframe is this function (Sample imports no reader: the readers attach it).
+Sample.from_dataframe = staticmethod(sample_from_dataframe)
+
+
 def _sample_from_frame(df, source, *, prefix="", weight, target_prob, logging_prob, reward, cost, count,
                        wmin, wmax, pmin, rmin, rmax, cmin, cmax):
     present = list(df.columns)
