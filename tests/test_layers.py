@@ -1,0 +1,78 @@
+"""The package's layers, as its imports (docs/architecture.md): the contracts of pyproject.toml
+(``[tool.importlinter]``: what each layer may not import, imports inside functions counted) and
+no import circle anywhere in the package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grimp
+from importlinter.cli import lint_imports
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_layer_contracts_hold(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert lint_imports(config_filename="pyproject.toml", no_cache=True, no_logo=True) == 0
+
+
+def _circles(graph):
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.find_modules_directly_imported_by(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for m in sorted(graph.modules):
+        if m not in index:
+            visit(m)
+    return out
+
+
+def test_no_import_circle():
+    graph = grimp.build_graph("elcvx")
+    assert _circles(graph) == []
+
+
+def test_the_circle_check_can_fail():
+    # Two modules importing each other are found (an inside-a-function import counts).
+    graph = grimp.build_graph("elcvx")
+    graph.add_import(importer="elcvx.sample", imported="elcvx.io.frames", line_number=1,
+                     line_contents="from .io.frames import sample_from_dataframe")
+    assert any({"elcvx.sample", "elcvx.io.frames"} <= set(c) for c in _circles(graph))
+
+
+def test_a_broken_contract_is_reported(tmp_path, monkeypatch):
+    # The checker can fail: a contract the package breaks (the fast path reads the model).
+    (tmp_path / "contracts.toml").write_text("""
+[tool.importlinter]
+root_package = "elcvx"
+
+[[tool.importlinter.contracts]]
+name = "broken on purpose"
+type = "forbidden"
+source_modules = ["elcvx.fast"]
+forbidden_modules = ["elcvx.model"]
+""")
+    monkeypatch.syspath_prepend(str(ROOT))
+    assert lint_imports(config_filename=str(tmp_path / "contracts.toml"), no_cache=True,
+                        no_logo=True) != 0
