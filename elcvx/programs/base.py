@@ -10,7 +10,7 @@ import math
 import cvxpy as cp
 import numpy as np
 
-from ..errors import SolverError
+from ..errors import InvalidInputError, SolverError
 
 # Clarabel's defaults reach about 1e-5 relative on these programs; the tests compare the cvxpy
 # path with the fast path to 1e-6, so the tolerances are tightened. Every key that any attempt
@@ -92,6 +92,16 @@ class Program:
     info: dict = field(default_factory=dict)
     log: list = field(default_factory=list, repr=False)
     rebuild: object = field(default=None, repr=False)  # (constraints, atoms) -> Program
+
+    def __post_init__(self):
+        # Checked at build, where the offending term is named, not at the first solve.
+        if not self.problem.is_dcp():
+            raise InvalidInputError(f"{self.name} is not a disciplined convex program (DCP): "
+                                    f"{_first_offender(self.problem)}")
+        if not self.problem.is_dcp(dpp=True):
+            raise InvalidInputError(
+                f"{self.name} is convex but not DPP, so it would be compiled again at every "
+                f"solve: a parameter enters non-affinely ({_first_offender(self.problem, dpp=True)})")
 
     # -- the paper's units -------------------------------------------------------------------
     def log_likelihood(self) -> float:
@@ -210,3 +220,14 @@ def sample_data(sample, side="lower"):
 def inv_wmax(wmax):
     """``1/wmax``, and 0 for ``wmax = inf`` (the coefficient of an atom at infinity's mass)."""
     return 0.0 if math.isinf(wmax) else 1.0 / wmax
+
+
+def _first_offender(problem, dpp=False) -> str:
+    """The objective or the first constraint that breaks the DCP (or DPP) rules, as cvxpy prints
+    it."""
+    if not problem.objective.is_dcp(dpp=dpp):
+        return f"the objective {problem.objective}"
+    for con in problem.constraints:
+        if not con.is_dcp(dpp=dpp):
+            return f"the constraint {con}"
+    return "no single term (the combination)"
