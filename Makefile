@@ -35,7 +35,7 @@ test-slow: $(VENV)/.installed-dev
 	$(PY) -m pytest -q -m slow
 
 test-fuzz: $(VENV)/.installed-test
-	$(PY) -m pytest -q -m slow tests/test_fuzz.py -s
+	$(PY) -m pytest -q -m slow tests/fast/test_fuzz.py -s
 
 # Every test but the slow ones, with every extra installed (nothing skipped for a missing package).
 test-all: $(VENV)/.installed-dev
@@ -43,23 +43,23 @@ test-all: $(VENV)/.installed-dev
 
 # The heavy stacks, each with the tests that need it.
 test-spark: $(VENV)/.installed-spark
-	$(PY) -m pytest -q -m "not slow" tests/test_spark.py
+	$(PY) -m pytest -q -m "not slow" tests/docs/test_spark.py
 
 test-dask: $(VENV)/.installed-dask
-	$(PY) -m pytest -q -m "not slow" tests/test_dask.py "tests/test_docs.py::test_page[docs/out-of-core.md]"
+	$(PY) -m pytest -q -m "not slow" tests/io/test_dask.py "tests/docs/test_docs.py::test_page[docs/out-of-core.md]"
 
 test-vw: $(VENV)/.installed-vw
-	$(PY) -m pytest -q -m "not slow" tests/test_learning.py tests/test_realistic.py \
-	  tests/test_rho_study.py tests/test_learn_example.py
+	$(PY) -m pytest -q -m "not slow" tests/public/test_learning.py tests/studies/test_realistic.py \
+	  tests/studies/test_rho_study.py tests/public/test_learn_example.py
 
 test-docs: $(VENV)/.installed-docs
-	$(PY) -m pytest -q -m "not slow" tests/test_docs.py tests/test_docs_site.py
+	$(PY) -m pytest -q -m "not slow" tests/docs/test_docs.py tests/docs/test_docs_site.py
 
 test-types: $(VENV)/.installed-typing
-	$(PY) -m pytest -q tests/test_first_hour_practice.py -k type_checks
+	$(PY) -m pytest -q tests/docs/test_practitioner.py -k type_checks
 
 test-notebook: $(VENV)/.installed-notebook
-	$(PY) -m pytest -q tests/test_examples.py -k notebook
+	$(PY) -m pytest -q tests/docs/test_examples.py -k notebook
 
 docs: $(VENV)/.installed-docs
 	$(PY) -m mkdocs build --strict

@@ -3,7 +3,7 @@
 :mod:`elcvx.cvx` tries one formulation of each computation first (``MLE_ORDER``,
 ``PROFILE_ORDER``, ``LOWER_BOUND_ORDER``) and the lower bound with shorter interior-point steps
 first (:data:`elcvx.programs.base.BOUND_ATTEMPTS`); this measures the evidence for that order.
-On ``--samples`` fresh random samples (tests/test_programs.py's ``make_sample``: rows
+On ``--samples`` fresh random samples (tests/cvx/test_programs.py's ``make_sample``: rows
 log-uniform in 10 ... 1e4, counts of 1 ... 3 or none; epsilon-greedy, continuous or
 heavy-tailed weights; ``wmax`` tight, loose or infinite; binary or continuous rewards), each of
 the six programs of :mod:`elcvx.programs.empirical_likelihood` is solved once at each of two

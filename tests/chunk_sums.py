@@ -1,5 +1,5 @@
 """Per-chunk sums and their merges, the passes the out-of-core engines are tested with
-(tests/test_dask.py, tests/test_spark.py), and the same numbers from numpy on the rows. The
+(tests/io/test_dask.py, tests/docs/test_spark.py), and the same numbers from numpy on the rows. The
 per-chunk functions read ``w``, ``u`` and ``c``, which a chunk's Columns and a Sample both have.
 
 Module level, so that they travel to the workers of a cluster (by reference to this module).

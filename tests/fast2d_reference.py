@@ -17,9 +17,11 @@ constraints. They share only the block-wise passes (elcvx.engines.blocks) with t
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 
 import numpy as np
 
+from elcvx import Sample
 from elcvx.calibration.bootstrap import _corner_constraints
 from elcvx.engines.blocks import blocks as _blocks
 from elcvx.engines.blocks import scratch as _scratch
@@ -645,3 +647,52 @@ def profile(w, u, c, wmin, wmax, v, beta_mle=None) -> ProfileSolution:
         out_l[i], out_b[i], out_t[i] = f, x[0], x[1]
     status = "optimal" if statuses <= {"optimal"} else ",".join(sorted(statuses))
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts())
+
+
+def reference_estimate(sample: Sample):
+    """``(base, wmass)`` of eq. (vhatmle) on the unit reward scale, ``V(rho_u) = base + wmass
+    rho_u``, with ``beta*`` found by bisection on the derivative of ``sum c log(1 + beta d)`` in
+    ``decimal`` arithmetic (40 digits): independent of both solver paths."""
+    comp = sample.compress()
+    D = Decimal
+    with localcontext() as ctx:
+        ctx.prec = 40
+        w = [D(float(x)) for x in comp.w]
+        d = [x - 1 for x in w]
+        c = [D(float(x)) for x in comp.counts]
+        span = D(sample.rmax) - D(sample.rmin)
+        u = [(D(float(x)) - D(sample.rmin)) / span for x in comp.r]
+        n = sum(c)
+        lo = D(0) if np.isinf(sample.wmax) else -1 / (D(sample.wmax) - 1)
+        hi = 1 / (1 - D(sample.wmin))
+
+        def g(b):  # None outside the log's domain
+            tot = D(0)
+            for ci, di in zip(c, d):
+                den = 1 + b * di
+                if den <= 0:
+                    return None
+                tot += ci * di / den
+            return tot
+
+        g0 = g(D(0))
+        if g0 == 0:
+            beta = D(0)
+        else:
+            a, b = (D(0), hi) if g0 > 0 else (lo, D(0))
+            edge = hi if g0 > 0 else lo
+            ge = g(edge)
+            if ge is not None and ((g0 > 0 and ge >= 0) or (g0 < 0 and ge <= 0)):
+                beta = edge
+            else:
+                for _ in range(140):
+                    m = (a + b) / 2
+                    gm = g(m)
+                    if gm is None:  # past the domain: on the side of the edge
+                        gm = D(-1) if g0 > 0 else D(1)
+                    a, b = (m, b) if gm > 0 else (a, m)
+                beta = (a + b) / 2
+        cq = [ci / (n * (1 + beta * di)) for ci, di in zip(c, d)]
+        base = sum(x * wi * ui for x, wi, ui in zip(cq, w, u))
+        wmass = 1 - sum(x * wi for x, wi in zip(cq, w))
+        return float(base), float(wmass)

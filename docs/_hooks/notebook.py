@@ -4,7 +4,7 @@ A page holding ``<!-- include-notebook: examples/NAME.ipynb -->`` gets the noteb
 place, converted here from the notebook's JSON: Markdown cells as they are, code cells as
 ``python`` blocks, what a cell printed as ``text`` blocks, its HTML (a result's table) as it is,
 and its figures as inline PNG images (the site stays self-contained: no file to copy, no other
-host). The saved notebook's outputs are shown, not recomputed: ``tests/test_examples.py``
+host). The saved notebook's outputs are shown, not recomputed: ``tests/docs/test_examples.py``
 checks that running its cells prints them. mkdocs-jupyter would do the same through nbconvert
 and its dependencies; this needs nothing beyond the standard library.
 """

@@ -188,7 +188,7 @@ def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, ca
     active set does not depend on ``w``. Where the bound is 0 because no example has ``w u > 0``
     or the ball is too wide, ``v_lb`` is not differentiable; the formula is then evaluated at
     the returned ``Q`` (the MLE's) as an ascent direction. Checked against central finite
-    differences to 1e-5 in ``tests/test_learning.py``.
+    differences to 1e-5 in ``tests/public/test_learning.py``.
 
     **The estimate's gradient (implicit function theorem).** With ``d_n = 1 + beta* (w_n - 1)``,
     ``H = sum c (w - 1)^2/d^2`` and ``S = sum c w (u - rho)(w - 1)/d^2``: where ``beta*`` is

@@ -44,7 +44,7 @@ Data vectors enter as constants (vectorised expressions such as ``c @ cp.log(y)`
 that change between solves (``v`` and ``phi``) are :class:`cvxpy.Parameter` s, and every program
 is DPP, so re-solving with a new value reuses the compiled problem.
 
-Constraint duals (``constraint.dual_value``, checked in ``tests/test_programs.py``)
+Constraint duals (``constraint.dual_value``, checked in ``tests/cvx/test_programs.py``)
 ---------------------------------------------------------------------------------
 With the scaling above, cvxpy's multipliers are the paper's dual variables with the paper's
 signs (each builder's docstring says which is which), and the multipliers of a dual program's
@@ -367,7 +367,7 @@ def lower_bound_primal(sample, *, side="lower", constraints=(), atoms=None,
     Examples
     --------
     One example ``(w, u) = (2, 1)`` with ``wmax = 4``: ``l*_mle = log 2``, and the bound is
-    ``exp(-quantile/2)`` (derived by hand in ``tests/test_programs.py``). A second solve with
+    ``exp(-quantile/2)`` (derived by hand in ``tests/cvx/test_programs.py``). A second solve with
     another ``phi`` reuses the compiled program.
 
     >>> import math

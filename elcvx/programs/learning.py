@@ -13,7 +13,7 @@ through the maximum-likelihood fit. Both programs are DPP, so after the first so
 substitutes new parameter values into the cached canonical form instead of compiling again.
 
 Two forms of the same program (their optimal values agree with each other and with the fast
-path, ``tests/test_learning.py``):
+path, ``tests/public/test_learning.py``):
 
 * :func:`dro_inner_primal` -- the inner ``min`` over ``Q`` itself, where a researcher appends a
   constraint on ``Q``; the duals are read off its constraints.

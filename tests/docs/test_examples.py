@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(*argv, timeout=120) -> str:
@@ -50,7 +50,7 @@ def test_make_example_log_rewrites_the_bundled_log(tmp_path):
 
 def test_learn_policy_runs_small():
     # A small run (N = 200, one pass, no Vowpal Wabbit: a few seconds); the README's table is
-    # the default run, checked by tests/test_learn_example.py.
+    # the default run, checked by tests/public/test_learn_example.py.
     out = _run("examples/learn_policy.py", "--n", "200", "--passes", "1", "--no-vw")
     # 0.6555: the logging policy's value in the default environment (seed 0), as the README shows
     assert "true value of the logging policy: 0.6555" in out

@@ -16,7 +16,7 @@ from elcvx.experiments.realistic.tasks import _run_ope
 from elcvx.experiments.synthetic.methods import _EST
 from elcvx.experiments.synthetic.study import _run_chunk
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = R.find_data_dir(ROOT)
 needs_data = pytest.mark.skipif(DATA is None, reason=R.missing_data_reason(ROOT))
 

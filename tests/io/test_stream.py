@@ -203,7 +203,7 @@ def test_every_method_on_every_engine(tmp_path, capsys):
     # Binomial, and --sequence's two sequences) by --engine memory (every row, in file order),
     # stream (compressed, and kept in chunks) equals the same rows as one file read whole.
     # (Before, a folder left the baselines and the sequences empty, and --engine memory refused
-    # it.) tests/test_dask.py does the same with --engine dask.
+    # it.) tests/io/test_dask.py does the same with --engine dask.
     rng = np.random.default_rng(4)
     parts = [_log(60, 11), _log(45, 12, sort=True), _log(80, 13)]
     for df in parts:  # a few continuous weights: more pairs than --max-pairs 20, not than 1e6
@@ -247,7 +247,7 @@ def test_benchmark_runs(capsys):
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stream.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_stream.py"
     spec = importlib.util.spec_from_file_location("bench_stream", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

@@ -1,4 +1,4 @@
-"""Issue 17, items 3, 4, 6 and 7: the realistic study's data on a fresh machine (``elcvx datasets
+"""The OpenML data on a fresh machine (``elcvx datasets
 fetch``), the check of ``E[w] = 1`` that catches a wrong log, result objects that read well in a
 notebook, and JSON logs that are one document rather than one record per line.
 
@@ -31,7 +31,7 @@ from elcvx.interval import _interval_status
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data" / "openml"
 needs_shared = pytest.mark.skipif(
     not (SHARED / "MANIFEST.csv").is_file(),

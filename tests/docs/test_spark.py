@@ -29,7 +29,7 @@ from test_docs import _run_python, parse  # noqa: E402
 
 # pyspark 4 warns that it does not fully support pandas 3: what these tests use works.
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "spark.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "spark.md"
 REL = 1e-12  # the sums differ from numpy's only by the order of additions
 
 

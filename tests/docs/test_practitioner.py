@@ -1,4 +1,4 @@
-"""Issue 27, a practitioner's first hour: what a user of the package from Python meets.
+"""A practitioner's first hour: what a user of the package from Python meets.
 
 * ``elcvx.sequences`` lists what it offers, not what it imports (item 9);
 * the benchmarks write their data to a cache folder, not to a fixed absolute path (item 9);
@@ -11,7 +11,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
   the package's fast path before every program went through elcvx.fast.solve: a 1-d safeguarded
   Newton method for the MLE, a 2-d active-set method in cone coordinates for the bound and the
   profile); the MLE's l* and beta, the profile's l_v and both bounds agree to
-  1e-10 relative, on random samples and at the numerical extremes of tests/test_extremes.py. A
+  1e-10 relative, on random samples and at the numerical extremes of tests/fast/test_extremes.py. A
   perturbation of 1e-6 in the oracle makes that comparison fail.
 * k = 1..3: the barrier method that solved these programs before (tests/barrier_reference.py,
   sharing only the oracles) and Clarabel's own answer (elcvx.cvx), every solution
@@ -120,7 +120,7 @@ def test_k0_equals_the_fast_path(seed):
 
 
 EXTREMES = {
-    # tests/test_extremes.py's reproducers, on which the 2-d solvers were made right.
+    # tests/fast/test_extremes.py's reproducers, on which the 2-d solvers were made right.
     "weight 1e16, wmax inf": elcvx.Sample([1e16] + [0.0] * 20, [0.3] * 21, wmax=np.inf),
     "weight 1e300 = wmax": elcvx.Sample([1e300, 0.0, 0.5, 2.0], [1.0, 0.0, 1.0, 0.0], wmax=1e300),
     "weight 1e30, wmax inf": elcvx.Sample([1e30, 0.0, 0.5, 2.0], [1.0, 0.0, 1.0, 0.0], wmax=np.inf),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Learn a policy (lower-bound learning)"
 ROW = re.compile(r"^(alternating|direct)\s+(\w+)\s+(lower_bound|estimate|ips)\s+"
                  r"([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+[\d.]+\s*$", re.M)

@@ -1,7 +1,7 @@
-"""Issue 17, a new user's first hour: what a fresh user copies and reads must work as shown.
+"""A new user's first hour (the quickstart): what a fresh user copies and reads must work as shown.
 
 * README blocks run as copied, on their own, from any directory (item 1; the docs convention
-  itself is tested in tests/test_docs.py);
+  itself is tested in tests/docs/test_docs.py);
 * ``import elcvx`` gives every submodule as an attribute, lazily (item 2);
 * no reference to a design file that is not in the repository (item 5);
 * a cost log in [0, 1] read with the default range is told how to say so; counts in messages
@@ -22,7 +22,7 @@ import pytest
 from elcvx import InvalidInputError, Sample
 from elcvx._validation import plural
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SUBMODULES = ("io", "baselines", "cressie_read", "learning", "adapters", "programs", "datasets",
               "constraints")

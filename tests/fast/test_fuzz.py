@@ -38,7 +38,6 @@ import traceback
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -46,6 +45,7 @@ import pytest
 import elcvx
 from elcvx import Sample, SolverError
 from elcvx.testing import AGREEMENT, assert_agree
+from fast2d_reference import reference_estimate
 
 REGIMES = ("continuous", "discrete", "lognormal", "ones", "one_nonzero", "at_bounds",
            "wmax_inf", "span", "near_one", "float32", "counts")
@@ -257,58 +257,6 @@ def draw(seed: int) -> Case:
         rho = float(rng.choice([rmin, rmax, rmin + (rmax - rmin) * rng.random()]))
     calibration = "f" if rng.random() < 0.2 else "chi2"
     return Case(seed, regime, sample, rho, calibration, f"{note} rewards {rkind}".strip())
-
-
-# ---------------------------------------------------------------------------------------------
-# An independent reference for the estimate: beta* by bisection in 40-digit decimals
-# ---------------------------------------------------------------------------------------------
-def reference_estimate(sample: Sample):
-    """``(base, wmass)`` of eq. (vhatmle) on the unit reward scale, ``V(rho_u) = base + wmass
-    rho_u``, with ``beta*`` found by bisection on the derivative of ``sum c log(1 + beta d)`` in
-    ``decimal`` arithmetic (40 digits): independent of both solver paths."""
-    comp = sample.compress()
-    D = Decimal
-    with localcontext() as ctx:
-        ctx.prec = 40
-        w = [D(float(x)) for x in comp.w]
-        d = [x - 1 for x in w]
-        c = [D(float(x)) for x in comp.counts]
-        span = D(sample.rmax) - D(sample.rmin)
-        u = [(D(float(x)) - D(sample.rmin)) / span for x in comp.r]
-        n = sum(c)
-        lo = D(0) if np.isinf(sample.wmax) else -1 / (D(sample.wmax) - 1)
-        hi = 1 / (1 - D(sample.wmin))
-
-        def g(b):  # None outside the log's domain
-            tot = D(0)
-            for ci, di in zip(c, d):
-                den = 1 + b * di
-                if den <= 0:
-                    return None
-                tot += ci * di / den
-            return tot
-
-        g0 = g(D(0))
-        if g0 == 0:
-            beta = D(0)
-        else:
-            a, b = (D(0), hi) if g0 > 0 else (lo, D(0))
-            edge = hi if g0 > 0 else lo
-            ge = g(edge)
-            if ge is not None and ((g0 > 0 and ge >= 0) or (g0 < 0 and ge <= 0)):
-                beta = edge
-            else:
-                for _ in range(140):
-                    m = (a + b) / 2
-                    gm = g(m)
-                    if gm is None:  # past the domain: on the side of the edge
-                        gm = D(-1) if g0 > 0 else D(1)
-                    a, b = (m, b) if gm > 0 else (a, m)
-                beta = (a + b) / 2
-        cq = [ci / (n * (1 + beta * di)) for ci, di in zip(c, d)]
-        base = sum(x * wi * ui for x, wi, ui in zip(cq, w, u))
-        wmass = 1 - sum(x * wi for x, wi in zip(cq, w))
-        return float(base), float(wmass)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -837,7 +785,7 @@ class Fuzz:
                        f"N = {c.sample.n:g} ({c.sample.n_rows} rows), rho={c.rho!r}, "
                        f"calibration={c.calibration!r}")
             out.append(f"    {f.message.strip()}")
-            out.append(f"    regenerate: import sys; sys.path.insert(0, 'tests'); import test_fuzz; "
+            out.append(f"    regenerate: import sys; sys.path[:0] = ['tests', 'tests/fast']; import test_fuzz; "
                        f"case = test_fuzz.draw({c.seed}); "
                        f"test_fuzz.run_check(case, {f.check!r}"
                        + (f", origin={f.origin!r})" if f.origin else ")"))

@@ -1,4 +1,4 @@
-"""Bad input and shared state (issue 12, items 4, 5 and 7).
+"""Bad input (each error names the field and value) and shared state.
 
 Every check raises :class:`elcvx.InvalidInputError` (a ``ValueError``) naming the field and the
 value; every array a result or a sample hands out is read-only, so writing to it cannot change a

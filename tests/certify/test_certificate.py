@@ -3,7 +3,7 @@ the edges of the moment-constrained programs where the promise was once broken.
 
 "optimal" promises the estimate, each end of an interval and the likelihoods to 1e-6 of the
 reward range (``elcvx.certify.VALUE_TOL``). The references here are independent of the package's
-solvers: the MLE by a 40-digit bisection on its derivative (``test_fuzz.reference_estimate``),
+solvers: the MLE by a 40-digit bisection on its derivative (``fast2d_reference.reference_estimate``),
 the bounds by the 2-d solvers of ``tests/fast2d_reference.py`` (the package's fast path before
 the active-set method), and models whose constrained answer is, by their construction, an
 unconstrained one (a column equal to ``w - 1``, or constant, with atoms that agree).
@@ -21,7 +21,7 @@ from elcvx import InvalidInputError, MomentConstraint, Sample, certify
 from elcvx import cvx
 from elcvx import fast
 from elcvx.errors import InfeasibleConstraintsError
-from test_fuzz import reference_estimate
+from fast2d_reference import reference_estimate
 
 CHI2_95 = stats.chi2.ppf(0.95, 1)
 METHODS = ("fast", "cvxpy", "auto")

@@ -310,7 +310,7 @@ def test_cli_dask_equals_memory(client, one_file, capsys):
 def test_cli_every_method_on_a_folder(client, tmp_path, capsys):
     # A folder of Parquet on the Dask engine: every method, --sequence too (its rows read again
     # from the files, in file order), equal to the same rows as one file read whole
-    # (tests/test_stream.py does the same with the memory and stream engines).
+    # (tests/io/test_stream.py does the same with the memory and stream engines).
     from test_stream import _assert_same_results
 
     parts = [scan_frame(300, seed) for seed in (41, 42, 43)]

@@ -99,7 +99,7 @@ def test_the_simulation_has_those_values():
 
 def test_the_docs_page_shows_the_committed_summary():
     # docs/constraints-study.md carries the committed run's table and checks, unedited.
-    docs = Path(__file__).resolve().parents[1] / "docs"
+    docs = Path(__file__).resolve().parents[2] / "docs"
     summary = (docs / "constraints" / "summary.md").read_text(encoding="utf-8")
     page = (docs / "constraints-study.md").read_text(encoding="utf-8")
     shown = page.split("<!-- generated from constraints/summary.md: begin -->", 1)[1].split(

@@ -1,6 +1,6 @@
 """The EL estimate, interval and profile on the fast path: hand-checkable cases and invariants.
 
-Cross-validation against the cvxpy path is in tests/test_paths.py.
+Cross-validation against the cvxpy path is in tests/cvx/test_paths.py.
 """
 
 import numpy as np
@@ -309,7 +309,7 @@ def test_fast_path_is_robust_and_takes_few_passes():
 
 
 def test_bounds_solved_by_hand_with_an_observed_extreme_weight():
-    # Found by tests/test_paths.py (the fast path once returned 0 here). One example w = wmax = 2,
+    # Found by tests/cvx/test_paths.py (the fast path once returned 0 here). One example w = wmax = 2,
     # r = 1: beta* = 1, q_mle = 1/2, l* = log 2, so phi = -log 2 - q/2 and the lower bound is
     # min 2 q s.t. log q >= phi (the atoms at 0 and 2 absorb the rest): 2 (1/2) exp(-q/2).
     q = stats.chi2.ppf(0.95, 1)

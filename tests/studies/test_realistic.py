@@ -19,7 +19,7 @@ from elcvx.experiments.realistic.policies import _features, _target_policy
 from elcvx.experiments.realistic.tasks import _run_ope
 from elcvx.experiments.cli import main as reproduce_main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = R.find_data_dir(ROOT)  # ../shared/data/openml, else data/openml (elcvx datasets fetch)
 needs_data = pytest.mark.skipif(DATA is None, reason=R.missing_data_reason(ROOT))
 
@@ -276,7 +276,7 @@ def test_el_vs_snips_diagnostic_uses_the_table_1_logs():
     need("vowpalwabbit")
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "docs" / "realistic" / "el_vs_snips.py"
+    path = Path(__file__).resolve().parents[2] / "docs" / "realistic" / "el_vs_snips.py"
     spec = importlib.util.spec_from_file_location("el_vs_snips", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -183,7 +183,7 @@ def test_float32_rounded_on_policy_logs_solve_on_every_path():
                      what=f"estimate {i}")
 
 
-# --- found by the fuzz suite (tests/test_fuzz.py) ---------------------------------------------
+# --- found by the fuzz suite (tests/fast/test_fuzz.py) ---------------------------------------------
 @pytest.mark.parametrize("sample, v, expected", [
     # v an ulp above the constant reward: the 2-d method's line search failed; the general
     # solver (elcvx.fast.solve) answers. Reference: the cvxpy path (0).

@@ -1,6 +1,6 @@
 """The fast path against Clarabel's own solution of the paper's programs, unpolished.
 
-``tests/test_paths.py`` compares the two solver paths as users call them; the cvxpy path there
+``tests/cvx/test_paths.py`` compares the two solver paths as users call them; the cvxpy path there
 refines Clarabel's point with a few iterations of the fast path's own active-set method
 before certifying it, so it cannot show that the programs themselves are right. Here each
 builder of :mod:`elcvx.programs` (no constraints) is solved by :meth:`Program.solve` and its

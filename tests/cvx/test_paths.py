@@ -4,7 +4,7 @@ The fast path solves the low-dimensional duals by an active-set Newton method
 (elcvx/fast.py); the cvxpy path declares the programs of elcvx.programs, solves them with
 Clarabel and refines Clarabel's dual point by a few iterations of that method, which must end
 certified (so a wrong program is caught here only when Clarabel's point is far from the
-optimum: tests/test_clarabel_unpolished.py compares Clarabel's own objective). Agreement is required to ``elcvx.testing.AGREEMENT`` (1e-6) of the
+optimum: tests/cvx/test_clarabel_unpolished.py compares Clarabel's own objective). Agreement is required to ``elcvx.testing.AGREEMENT`` (1e-6) of the
 reward range, over 200 samples drawn by hypothesis with a fixed seed, edge cases included.
 """
 

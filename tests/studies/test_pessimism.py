@@ -18,7 +18,7 @@ from elcvx.experiments.pessimism import protocol
 from elcvx.experiments.pessimism.study import radius
 from elcvx.testing import assert_agree
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / ".." / "shared" / "data" / "pessimism"
 COMMITTED = ROOT / "docs" / "pessimism"
 

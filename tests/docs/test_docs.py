@@ -49,7 +49,7 @@ import pytest
 
 from extras import EXTRAS, need, skip_reason
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 SELF_CONTAINED = {ROOT / "README.md"}  # pages whose blocks each run in a fresh namespace
 PYTHON = {"python", "py", "pycon"}

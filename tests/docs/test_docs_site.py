@@ -30,7 +30,7 @@ import pytest
 
 from extras import need
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KATEX = ROOT / "docs" / "assets" / "katex"
 # The API pages and the modules each documents (mkdocstrings gives each object the id of its
 # full path). The first page, docs/api.md, is the reference's landing page.

@@ -19,7 +19,7 @@ from elcvx.testing import assert_agree
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
-from test_io import PMIN, TARGET, dsjson_events, expected, make_frame, write, write_dsjson  # noqa: E402
+from log_files import PMIN, TARGET, dsjson_events, expected, make_frame, write, write_dsjson  # noqa: E402
 
 _SCRIPT = Path(sys.executable).with_name("elcvx")
 COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "elcvx"]

@@ -5,7 +5,7 @@ Where the expected numbers come from:
 * gradients: central finite differences of the same objective (``FD_STEP``), to ``GRAD_TOL``
   relative to the largest component -- the issue's 1e-5;
 * values: :func:`elcvx.interval` (lower end), :func:`elcvx.estimate` and the IPS mean, which
-  ``tests/test_core.py`` and ``tests/test_paths.py`` check against closed forms and Clarabel;
+  ``tests/fast/test_core.py`` and ``tests/cvx/test_paths.py`` check against closed forms and Clarabel;
 * true values of policies: :class:`elcvx.learning.SyntheticBandit`, whose expected rewards are
   known in closed form (a sigmoid of a linear score), integrated over 50 000 fixed contexts;
 * the DPP program: the fast path, to ``elcvx.testing.AGREEMENT``.
@@ -287,7 +287,7 @@ def test_compile_times_table_has_the_measured_fields():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_learning.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_learning.py"
     spec = importlib.util.spec_from_file_location("bench_learning", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

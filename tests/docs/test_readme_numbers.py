@@ -16,7 +16,7 @@ import pytest
 
 from elcvx.experiments.realistic import AUTHORS_EL_CV, PAPER_LEARNING
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
