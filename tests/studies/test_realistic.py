@@ -123,6 +123,11 @@ def test_paired_outcome():
     assert R.paired_outcome(b, b, higher_is_better=True) == "tie"
     noise = rng.normal(0, 1, 60)
     assert R.paired_outcome(b + 1e-3 * noise, b, higher_is_better=True) == "tie"
+    # Errors equal to rounding (EL and emp with an empty atom): a tie, whatever the sign of the
+    # last bits; a consistent difference just above the tables' 10 digits still counts.
+    last_bits = b * (1 - 1e-15 * (1 + 0.1 * np.abs(noise)))  # smaller by rounding, every time
+    assert R.paired_outcome(last_bits, b, higher_is_better=False) == "tie"
+    assert R.paired_outcome(b * (1 - 1e-8), b, higher_is_better=False) == "win"
 
 
 def test_draw_actions_follows_pmf():
