@@ -46,6 +46,7 @@ import pytest
 import elcvx
 from elcvx import Sample, SolverError
 from elcvx.testing import AGREEMENT, assert_agree
+from fuzz_support import sample_repr, shrink_rows, unit_rewards
 
 REGIMES = ("continuous", "discrete", "lognormal", "ones", "one_nonzero", "at_bounds",
            "wmax_inf", "span", "near_one", "float32", "counts")
@@ -120,14 +121,7 @@ def _epsilon_greedy(rng, n):
 
 def _rewards(rng, n, rmin, rmax):
     kind = rng.choice(["binary", "continuous", "constant", "levels"], p=[0.35, 0.35, 0.2, 0.1])
-    if kind == "binary":
-        u = rng.integers(0, 2, n).astype(float)
-    elif kind == "continuous":
-        u = rng.random(n)
-    elif kind == "constant":
-        u = np.full(n, float(rng.choice([0.0, 1.0, rng.random()])))
-    else:
-        u = rng.choice([0.0, 0.25, 0.5, 1.0], n)
+    u = unit_rewards(rng, kind, n)
     r = rmin + (rmax - rmin) * u
     return np.clip(r, rmin, rmax), str(kind)
 
@@ -638,22 +632,6 @@ CHECKS = {
 # ---------------------------------------------------------------------------------------------
 # Reproducers
 # ---------------------------------------------------------------------------------------------
-def _num(x):
-    x = float(x)
-    return "np.inf" if x == np.inf else repr(x)
-
-
-def sample_repr(s: Sample, limit=60) -> str:
-    """A pasteable ``Sample(...)`` (floats by repr, which round-trips), or None above ``limit``
-    rows."""
-    if s.n_rows > limit:
-        return None
-    arr = lambda a: "[" + ", ".join(_num(x) for x in a) + "]"  # noqa: E731
-    counts = "" if s.counts is None else f", counts={arr(s.counts)}"
-    return (f"Sample({arr(s.w)}, {arr(s.r)}{counts}, wmin={_num(s.wmin)}, wmax={_num(s.wmax)}, "
-            f"rmin={_num(s.rmin)}, rmax={_num(s.rmax)})")
-
-
 def _subsample(case: Case, keep: np.ndarray) -> Case:
     s = case.sample
     t = Sample(s.w[keep], s.r[keep], counts=None if s.counts is None else s.counts[keep],
@@ -685,19 +663,9 @@ def run_check(case: Case, name: str, origin: str | None = None):
 
 def shrink(case: Case, name: str, deadline: float, origin: str | None = None) -> Case:
     """Drop rows while the same check still fails (chunks of halving size), until ``deadline``."""
-    keep = np.arange(case.sample.n_rows)
-    chunk = max(1, keep.size // 2)
-    while time.monotonic() < deadline:
-        i, changed = 0, False
-        while i < keep.size and keep.size > 1 and time.monotonic() < deadline:
-            trial = np.concatenate([keep[:i], keep[i + chunk:]])
-            if trial.size and run_check(_subsample(case, trial), name, origin) is not None:
-                keep, changed = trial, True
-            else:
-                i += chunk
-        if chunk == 1 and not changed:
-            break
-        chunk = max(1, chunk // 2)
+    keep = shrink_rows(case.sample.n_rows,
+                       lambda rows: run_check(_subsample(case, rows), name, origin) is not None,
+                       deadline)
     return _subsample(case, keep)
 
 
