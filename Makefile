@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # The stamp is rebuilt whenever pyproject.toml changes, so the venv follows the dependencies.
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-fuzz bench docs reproduce-synthetic reproduce-realistic clean
+.PHONY: demo test test-slow test-fuzz test-fuzz-models bench docs reproduce-synthetic reproduce-realistic clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ test-slow: $(STAMP)
 
 test-fuzz: $(STAMP)
 	$(PY) -m pytest -q -m slow tests/test_fuzz.py -s
+
+# Issue 24's random constrained models, helpers and differences on all three methods.
+test-fuzz-models: $(STAMP)
+	$(PY) -m pytest -q -m slow tests/test_fuzz_models.py -s
 
 docs: $(STAMP)
 	$(PY) -m mkdocs build --strict

@@ -32,6 +32,7 @@ REGIMES = ("random", "constant", "duplicate", "dependent", "w_minus_1", "w_f_hug
            "outside", "atoms", "wmax_inf", "few_rows", "helpers", "difference")
 RANGES = ((0.0, 1.0), (-1.0, 1.0), (0.0, 5.0))
 ROW_KEYS = ("predicted", "expected", "actions", "target_probs")  # a helper's per-row inputs
+TIED_TO_W = "lambda w: (0.0, 1.0) if math.isinf(w) else (0.0, w)"  # the range of w f, f in [0, 1]
 
 
 @dataclass
@@ -262,7 +263,7 @@ def _column(rng, s, j, kind=None):
         f = (f < 0.5).astype(float)
     x = s.w * f
     if math.isinf(s.wmax) or rng.random() < 0.4:  # tied to the weight: (0, w), g / w in [0, 1]
-        return Constraint(x, 0.0, "lambda w: (0.0, 1.0) if math.isinf(w) else (0.0, w)", name), kind
+        return Constraint(x, 0.0, TIED_TO_W, name), kind
     return Constraint(x, 0.0, (0.0, s.wmax), name), kind
 
 
@@ -384,7 +385,8 @@ def _dependent(seed, rng):
         s, note = _base(rng)
         K = int(rng.integers(2, 5))
         a = rng.integers(0, K, s.n_rows)
-        cons = [Constraint(s.w * (a == k), 0.0, (0.0, s.wmax), f"action {k}") for k in range(K)]
+        rng_k = (0.0, s.wmax) if math.isfinite(s.wmax) else TIED_TO_W
+        cons = [Constraint(s.w * (a == k), 0.0, rng_k, f"action {k}") for k in range(K)]
         rows = [np.r_[w, ((1.0 if math.isinf(w) else w) * np.eye(K)[k])]
                 for w in (s.wmin, s.wmax) for k in range(K)]
         atoms = np.unique(np.array(rows), axis=0)
@@ -457,8 +459,7 @@ def _w_f_huge(seed, rng):
     counts = rng.integers(1, 6, n).astype(float) if rng.random() < 0.5 else None
     s = Sample(w, r, counts=counts, wmax=wmax, rmin=rmin, rmax=rmax)
     f = rng.random(n)
-    rule = ("lambda w: (0.0, 1.0) if math.isinf(w) else (0.0, w)" if rng.random() < 0.5
-            else (0.0, wmax))
+    rule = TIED_TO_W if rng.random() < 0.5 else (0.0, wmax)
     cons = [Constraint(w * f, 0.0, rule, "w f")]
     if rng.random() < 0.3:
         cons.append(_column(rng, s, 1, "uniform")[0])
