@@ -13,7 +13,7 @@ policies with and without ``atoms=``, an infinite ``wmax`` on either side).
 The reference (:mod:`reference_models`, written from the definitions, sharing no code with the
 package) decides feasibility by an LP and, for a feasible model, computes the MLE's ``l*``, the
 estimate and its range, both interval ends and the profile statistic at two points, each
-certified to 1e-10 (primal residuals, dual feasibility, gap). Each case asserts:
+certified to 1e-9 (primal residuals, dual feasibility, gap). Each case asserts:
 
 * **feasible model**: ``fast`` and ``auto`` answer (a ``SolverError`` of ``cvxpy`` is counted,
   not failed); wherever the status says optimal, the estimate, its range, both interval ends
@@ -367,8 +367,8 @@ def cause(case: M.Case, method: str, check: str, message: str) -> str:
         return "item 3 (infeasible not named)"
     if check == "helper":
         return "item 5 (helpers)"
-    if case.kind == "difference" and (check != "accuracy" or "the same policy" in message
-                                      or "near" in case.note or "identical" in case.note):
+    if case.kind == "difference" and ("the same policy" in message or "atoms" in message
+                                      or "w_b=inf" in message):
         return "item 4 (difference)"
     if check == "raised" and "SolverError" in message and method in ("fast", "auto"):
         return "item 2 (feasible model fails)"
@@ -521,7 +521,14 @@ def fuzz(seeds, shrink_budget=60.0) -> Fuzz:
     out = Fuzz()
     start = time.monotonic()
     for seed in seeds:
-        out.run(M.draw(seed))
+        try:
+            case = M.draw(seed)
+        except R.NotCertified as exc:  # the generator's own use of the reference
+            regime = M.REGIMES[seed % len(M.REGIMES)]
+            out.cases[regime] += 1
+            out.skipped[regime].append((seed, f"generator: {exc}"))
+            continue
+        out.run(case)
     out.seconds = time.monotonic() - start
     if out.failures:
         out.shrink_failures(shrink_budget)
