@@ -1,6 +1,6 @@
 r"""Independent references for the moment-constrained EL model (tests only).
 
-Written from the definitions (docs/moment-constraints.md, DESIGN.md § "Moment constraints"),
+Written from the definitions (docs/moment-constraints.md, the model and its three programs),
 sharing nothing with ``elcvx``: not its builders (``elcvx.programs``), oracles (``_moment``,
 ``_duals``) or atoms (``elcvx.constraints.extra_atoms``, ``dual_rows``). numpy and scipy only.
 
