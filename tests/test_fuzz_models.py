@@ -148,8 +148,8 @@ def _names(case: M.Case, constraints) -> list:
 
 
 def _call(case: M.Case, method, constraints, atoms):
-    """The package's answers: ``(estimate, interval, profile or None)`` (a difference:
-    ``(result, result, None)``)."""
+    """The package's answers ``(estimate, interval, keywords)``, the keywords for the profile's
+    call (a difference: ``(result, result, None)``)."""
     s = case.sample
     if case.kind == "difference":
         kw = {} if case.diff_atoms is None else {"atoms": case.diff_atoms}
