@@ -7,8 +7,8 @@ PY := $(VENV)/bin/python
 # .installed-test what the default tests need (`make test`), .installed-X that plus extra X.
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-fuzz test-all test-spark test-dask test-vw test-docs test-types \
-	test-notebook bench docs reproduce-synthetic reproduce-realistic clean
+.PHONY: demo test test-slow test-fuzz test-fuzz-models test-all test-spark test-dask test-vw test-docs \
+	test-types test-notebook bench docs reproduce-synthetic reproduce-realistic clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,11 @@ test-types: $(VENV)/.installed-typing
 
 test-notebook: $(VENV)/.installed-notebook
 	$(PY) -m pytest -q tests/docs/test_examples.py -k notebook
+
+# Random moment-constrained models, helpers and differences on all three methods, against a
+# reference written from the definitions (tests/public/test_fuzz_models.py).
+test-fuzz-models: $(VENV)/.installed-test
+	$(PY) -m pytest -q -m slow tests/public/test_fuzz_models.py -s
 
 docs: $(VENV)/.installed-docs
 	$(PY) -m mkdocs build --strict

@@ -102,6 +102,14 @@ _KKT_TOL = 1e-11
 _POLISH_ITER = 4
 
 
+def _polish(oracle, x, A, h, lin=None):
+    """``(x, f, status)`` after at most ``_POLISH_ITER`` Newton steps towards the rounding floor
+    (a KKT tolerance of 0, which no iteration count meets): a candidate that the certificate
+    alone judges, so running out of steps there is no failure."""
+    x, f, status = _solve(oracle, x, A, h, _POLISH_ITER, kkt_tol=0.0, lin=lin)
+    return x, f, "optimal" if status == "max_iter" else status
+
+
 # ---------------------------------------------------------------------------------------------
 # The three programs
 # ---------------------------------------------------------------------------------------------
@@ -179,7 +187,7 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
         # The method's KKT tolerance was met, not the certificate's: where a constraint is nearly
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
         # Newton steps to the rounding floor, then the certificate again.
-        x, _, status = _solve(oracle, x, A, h, _POLISH_ITER, kkt_tol=0.0)
+        x, _, status = _polish(oracle, x, A, h)
         out = _read(data, value, A, h, x, raw, state, q, status)
     if out.status != "optimal":
         # The active-set method stalled (a degenerate dual it does not see): the barrier
@@ -389,6 +397,12 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     # to a bound of 0 reached only as y -> 0.)
     y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
     out = _bound_read(y, f, status, **bound)
+    if status == "optimal" and out.status != "optimal":
+        # As for the likelihood: the method's stopping rule was met, not the certificate's (a
+        # dual nearly flat along a direction the likelihood constraint is not); Newton steps to
+        # the rounding floor, then the certificate again.
+        y, f, status = _polish(oracle, y, B, floor, lin)
+        out = _bound_read(y, f, status, **bound)
     if out.status != "optimal" and max_iter == MAX_ITER:
         # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
         y, f, status = _barrier_from(oracle, B, floor, y)

@@ -18,7 +18,7 @@ import math
 
 import barrier_reference as barrier
 import fast2d_reference as fast2d
-import test_fuzz
+import sample_cases
 import numpy as np
 import pytest
 from scipy import stats
@@ -351,7 +351,7 @@ def test_a_bound_of_zero_reached_at_the_apex_is_certified(seed):
     # N = 3, F calibration at 0.99 (a quantile of 98.5): the bound is 0 to rounding, reached
     # only as (gamma, beta) -> 0, where Newton steps only halve the distance; the concavity gap
     # mu . (A x + h) ends the approach (it was "line search failed" after 83 passes).
-    s = test_fuzz.draw(seed).sample
+    s = sample_cases.draw(seed).sample
     quantile = quantiles.quantile("f", 0.99, s.n)
     for side, ours, ref in _bounds_and_the_reference(s, quantile):
         assert ours.status.startswith("optimal") and ref.status.startswith("optimal")

@@ -46,217 +46,14 @@ import elcvx
 from elcvx import Sample, SolverError
 from elcvx.testing import AGREEMENT, assert_agree
 from fast2d_reference import reference_estimate
+from fuzz_support import sample_repr, shrink_rows
+from sample_cases import REGIMES, Case, draw, to_unit
 
-REGIMES = ("continuous", "discrete", "lognormal", "ones", "one_nonzero", "at_bounds",
-           "wmax_inf", "span", "near_one", "float32", "counts")
 LEVELS = (0.9, 0.95, 0.99)
 EXACT = 1e-9  # exact answers (constant reward, w == 1): 1e-9 of the reward range
 CVXPY_ROWS = 300  # the cvxpy comparison only on samples with at most this many rows
 REFERENCE_ROWS = 300  # the decimal reference only on samples with at most this many distinct rows
 EXPAND_ROWS = 20_000  # counts against repeated rows only up to this many repeated rows
-RANGES = ((-1.0, 3.0), (-10.0, -5.0), (0.5, 0.75), (-1e3, 1e3))
-
-
-# ---------------------------------------------------------------------------------------------
-# Generators
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class Case:
-    seed: int
-    regime: str
-    sample: Sample
-    rho: float | None = None  # None: the default ("self-consistent": base / (1 - wmass))
-    calibration: str = "chi2"
-    note: str = ""  # the sub-kind of the regime
-
-    def rho_unit(self, base, wmass):
-        """``rho`` on the unit scale; the default's is the fixed point of ``V(rho) = rho``."""
-        if self.rho is not None:
-            return float(_unit(self.sample, self.rho))
-        return min(max(base / (1.0 - wmass), 0.0), 1.0) if wmass < 1.0 else 0.5
-
-
-def _n(rng):
-    p = rng.random()
-    if p < 0.1:
-        return int(rng.integers(1, 4))
-    if p < 0.6:
-        return int(np.exp(rng.uniform(np.log(4), np.log(300))))
-    return int(np.exp(rng.uniform(np.log(300), np.log(3000))))
-
-
-def _wmin(rng):
-    return 0.0 if rng.random() < 0.7 else float(rng.choice([0.05, 0.3, 0.9]))
-
-
-def _continuous(rng, n, wmin, wmax):
-    top = min(wmax, 20.0)
-    kind = rng.integers(0, 3)
-    if kind == 0:
-        w = rng.uniform(wmin, top, n)
-    elif kind == 1:
-        w = wmin + rng.exponential(rng.uniform(0.3, 3.0), n)
-    else:  # a log where the target policy often takes another action: many weights at wmin
-        w = np.where(rng.random(n) < rng.uniform(0.2, 0.8), wmin, rng.uniform(wmin, top, n))
-    return np.clip(w, wmin, wmax), f"kind {kind}"
-
-
-def _epsilon_greedy(rng, n):
-    """Target/logging probabilities of the logged action: epsilon-greedy logging over k actions,
-    a deterministic (or epsilon'-greedy) target; 2-3 distinct weights."""
-    k = int(rng.integers(2, 11))
-    eps = float(rng.choice([0.01, 0.05, 0.1, 0.2, 0.5]))
-    logged_greedy = rng.random(n) < 1 - eps + eps / k
-    logging = np.where(logged_greedy, 1 - eps + eps / k, eps / k)
-    agree = rng.random()  # P(target's action = logging's greedy action)
-    eps_t = 0.0 if rng.random() < 0.6 else float(rng.choice([0.05, 0.3]))
-    target_greedy = rng.random(n) < agree
-    # target prob of the logged action
-    hit_greedy = logged_greedy & target_greedy
-    hit_other = ~logged_greedy & ~target_greedy & (rng.random(n) < 1.0 / max(k - 1, 1))
-    target = np.where(hit_greedy | hit_other, 1 - eps_t + eps_t / k, eps_t / k)
-    return target, logging, eps / k, f"k={k} eps={eps} eps_t={eps_t}"
-
-
-def _rewards(rng, n, rmin, rmax):
-    kind = rng.choice(["binary", "continuous", "constant", "levels"], p=[0.35, 0.35, 0.2, 0.1])
-    if kind == "binary":
-        u = rng.integers(0, 2, n).astype(float)
-    elif kind == "continuous":
-        u = rng.random(n)
-    elif kind == "constant":
-        u = np.full(n, float(rng.choice([0.0, 1.0, rng.random()])))
-    else:
-        u = rng.choice([0.0, 0.25, 0.5, 1.0], n)
-    r = rmin + (rmax - rmin) * u
-    return np.clip(r, rmin, rmax), str(kind)
-
-
-def draw(seed: int) -> Case:
-    """The case of ``seed``: regime ``REGIMES[seed % len(REGIMES)]``, everything else drawn from
-    ``np.random.default_rng(seed)``."""
-    regime = REGIMES[seed % len(REGIMES)]
-    rng = np.random.default_rng(seed)
-    n = _n(rng)
-    wmin = 0.0
-    counts = None
-    if rng.random() < 0.7:
-        rmin, rmax = 0.0, 1.0
-    else:
-        rmin, rmax = RANGES[rng.integers(len(RANGES))]
-    r, rkind = _rewards(rng, n, rmin, rmax)
-    note = ""
-    if regime == "continuous":
-        wmin = _wmin(rng)
-        wmax = float(rng.choice([1.5, 2.0, 10.0, 100.0, 1e3, 1e6]))
-        w, note = _continuous(rng, n, wmin, wmax)
-    elif regime == "discrete":
-        target, logging, pmin, note = _epsilon_greedy(rng, n)
-        s = Sample.from_probs(target, logging, r, pmin=pmin, rmin=rmin, rmax=rmax)
-        w, wmax = s.w, s.wmax
-    elif regime == "lognormal":
-        sigma = rng.uniform(2.0, 3.0)
-        w = np.exp(sigma * rng.standard_normal(n) - sigma**2 / 2)
-        kind = rng.integers(0, 3)
-        if kind == 0:
-            wmax = np.inf
-        elif kind == 1:
-            wmax = max(2.0, float(w.max()) * rng.uniform(1.0, 3.0))
-        else:  # clipped at wmax: weights exactly at wmax
-            wmax = float(rng.choice([10.0, 100.0, 1e3]))
-            w = np.minimum(w, wmax)
-        note = f"sigma={sigma:.2f} kind {kind}"
-    elif regime == "ones":
-        wmin = _wmin(rng)
-        wmax = float(rng.choice([1.5, 10.0, 1e6, np.inf]))
-        w = np.ones(n)
-    elif regime == "one_nonzero":
-        wmax = float(rng.choice([2.0, 10.0, 1e3, np.inf]))
-        top = wmax if np.isfinite(wmax) else 1e3
-        w = np.zeros(n)
-        kind = rng.integers(0, 3)
-        w[rng.integers(n)] = [rng.uniform(0, 1), rng.uniform(1, top), top][kind]
-        note = f"kind {kind}"
-    elif regime == "at_bounds":
-        wmin = float(rng.choice([0.0, 0.0, 0.1, 0.5]))
-        wmax = float(rng.choice([1.5, 2.0, 10.0, 1e3]))
-        p_in = rng.choice([0.0, 0.1, 0.5])
-        w = np.where(rng.random(n) < 0.5, wmin, wmax)
-        w = np.where(rng.random(n) < p_in, rng.uniform(wmin, wmax, n), w)
-        note = f"p_interior={p_in}"
-    elif regime == "wmax_inf":
-        wmax = np.inf
-        wmin = _wmin(rng)
-        w, note = _continuous(rng, n, wmin, float(rng.choice([0.9, 3.0, 50.0])))
-    elif regime == "span":
-        wmax = float(rng.choice([np.inf, 1e16]))
-        kind = rng.integers(0, 3)
-        w = rng.uniform(0, 3, n)
-        m = max(1, int(rng.integers(1, 4)) if rng.random() < 0.7 else n // 3)
-        rows = rng.choice(n, min(m, n), replace=False)
-        if kind == 0:  # log-uniform over the whole span
-            w[rows] = 10.0 ** rng.uniform(-300, 16, rows.size)
-        elif kind == 1:  # a few huge weights
-            w[rows] = 10.0 ** rng.uniform(12, 16, rows.size)
-        else:  # a few tiny ones
-            w[rows] = 10.0 ** rng.uniform(-300, -30, rows.size)
-        if rng.random() < 0.3:
-            w[rng.integers(n)] = float(rng.choice([1e-300, 1e16]))
-        note = f"kind {kind}"
-    elif regime == "near_one":
-        wmax = float(rng.choice([2.0, 10.0, np.inf]))
-        delta = rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(-12, -6, n)
-        w = 1.0 + np.where(rng.random(n) < 0.2, 0.0, delta)
-        if rng.random() < 0.3:  # one ordinary weight among them
-            w[rng.integers(n)] = rng.uniform(0, min(wmax, 5.0))
-    elif regime == "float32":
-        # probabilities stored as float32: w = float64(float32 target) / float64(float32 logging)
-        k = int(rng.integers(2, 6))
-        logits = rng.normal(0, rng.uniform(0.1, 3.0), (n, k)).astype(np.float32)
-        p = np.exp(logits - logits.max(axis=1, keepdims=True))
-        p = (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
-        pmin = np.float32(0.01)
-        p = np.maximum(p, pmin).astype(np.float32)
-        a = np.array([rng.choice(k, p=row / row.sum()) for row in p.astype(float)])
-        logging = p[np.arange(n), a]
-        kind = rng.integers(0, 3)
-        if kind == 0:  # a deterministic target
-            target = (rng.integers(0, k, n) == a).astype(np.float32)
-        elif kind == 1:  # another softmax
-            t = np.exp(rng.normal(0, 1, (n, k))).astype(np.float32)
-            target = (t / t.sum(axis=1, keepdims=True)).astype(np.float32)[np.arange(n), a]
-        else:  # the logging policy itself, perturbed in the last float32 digits
-            target = (logging * (1 + np.float32(6e-8) * rng.integers(-2, 3, n))).astype(np.float32)
-            target = np.minimum(target, np.float32(1.0))
-        s = Sample.from_probs(target.astype(np.float64), logging.astype(np.float64), r,
-                              pmin=float(pmin), rmin=rmin, rmax=rmax)
-        w, wmax = s.w, s.wmax
-        note = f"kind {kind}"
-    else:  # counts
-        base = rng.integers(0, 3)
-        if base == 0:
-            wmax = float(rng.choice([10.0, 1e3]))
-            w, note = _continuous(rng, n, 0.0, wmax)
-        elif base == 1:
-            target, logging, pmin, note = _epsilon_greedy(rng, n)
-            w, wmax = target / logging, 1.0 / pmin
-            w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
-        else:
-            w, wmax = np.ones(n), float(rng.choice([2.0, np.inf]))
-        if rng.random() < 0.5:
-            counts = rng.integers(1, 1000, n).astype(float)
-            note += " integer counts"
-        else:
-            counts = 10.0 ** rng.uniform(-3, 3, n)
-            note += " real counts"
-    if counts is None and regime != "counts" and rng.random() < 0.15:
-        counts = rng.integers(1, 5, n).astype(float)
-    sample = Sample(w, r, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
-    rho = None
-    if rng.random() < 0.4:
-        rho = float(rng.choice([rmin, rmax, rmin + (rmax - rmin) * rng.random()]))
-    calibration = "f" if rng.random() < 0.2 else "chi2"
-    return Case(seed, regime, sample, rho, calibration, f"{note} rewards {rkind}".strip())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,10 +65,6 @@ class AutoFailed(Exception):
 
 class Skip(Exception):
     """The check does not apply to this case (counted as skipped)."""
-
-
-def _unit(s, x):
-    return (np.asarray(x, dtype=float) - s.rmin) / (s.rmax - s.rmin)
 
 
 class Run:
@@ -409,7 +202,7 @@ def check_constant_reward(run: Run):
         raise Skip("rewards not constant")
     r0 = float(s.r[0])
     est = run.est(rho=r0)
-    run.agree("constant_reward", _unit(s, est.value), _unit(s, r0), f"estimate(rho={r0!r})", tol=EXACT)
+    run.agree("constant_reward", to_unit(s, est.value), to_unit(s, r0), f"estimate(rho={r0!r})", tol=EXACT)
     for level in LEVELS:
         ci = run.ci(level=level)
         run.ordered([ci.low, r0, ci.high], [f"low({level})", "r0", f"high({level})"], _slack(s))
@@ -422,8 +215,8 @@ def check_logging_policy(run: Run):
         raise Skip("not all w == 1")
     mean = float(np.dot(s.c, s.r) / s.c.sum())
     est = run.est(rho=run.case.rho)
-    run.agree("logging_policy", _unit(s, est.value), _unit(s, mean), "estimate vs mean reward", tol=EXACT)
-    run.agree("logging_policy", _unit(s, est.value_range), _unit(s, [mean, mean]),
+    run.agree("logging_policy", to_unit(s, est.value), to_unit(s, mean), "estimate vs mean reward", tol=EXACT)
+    run.agree("logging_policy", to_unit(s, est.value_range), to_unit(s, [mean, mean]),
               "value range vs mean reward", tol=EXACT)
 
 
@@ -436,7 +229,7 @@ def check_reference(run: Run):
     est = run.est(rho=run.case.rho)
     rho_u = run.case.rho_unit(base, wmass)
     want = np.clip([base + wmass * rho_u, base, base + max(wmass, 0.0)], 0, 1)
-    got = _unit(s, [est.value, *est.value_range])
+    got = to_unit(s, [est.value, *est.value_range])
     run.agree("reference", got, want, "estimate, value range vs 40-digit reference")
 
 
@@ -461,9 +254,9 @@ def _affine(run: Run, sign):
         return x if sign > 0 else 1.0 - (x[::-1] if x.ndim else x)
 
     what = f"r -> {a!r} + {b!r} r"
-    run.agree(name, back(_unit(t, et.value)), _unit(s, e.value), f"estimate under {what}")
-    run.agree(name, back(_unit(t, et.value_range)), _unit(s, e.value_range), f"value range under {what}")
-    run.agree(name, back(_unit(t, [cit.low, cit.high])), _unit(s, [ci.low, ci.high]),
+    run.agree(name, back(to_unit(t, et.value)), to_unit(s, e.value), f"estimate under {what}")
+    run.agree(name, back(to_unit(t, et.value_range)), to_unit(s, e.value_range), f"value range under {what}")
+    run.agree(name, back(to_unit(t, [cit.low, cit.high])), to_unit(s, [ci.low, ci.high]),
               f"interval under {what}")
 
 
@@ -492,10 +285,10 @@ def check_counts_rows(run: Run):
     rows = Sample(np.repeat(s.w, k), np.repeat(s.r, k), wmin=s.wmin, wmax=s.wmax, rmin=s.rmin,
                   rmax=s.rmax)
     e1, e2 = run.est(counted, rho=run.case.rho), run.est(rows, rho=run.case.rho)
-    run.agree("counts_rows", _unit(s, [e1.value, *e1.value_range]), _unit(s, [e2.value, *e2.value_range]),
+    run.agree("counts_rows", to_unit(s, [e1.value, *e1.value_range]), to_unit(s, [e2.value, *e2.value_range]),
               "estimate, value range: counts vs repeated rows")
     c1, c2 = run.ci(counted), run.ci(rows)
-    run.agree("counts_rows", _unit(s, [c1.low, c1.high]), _unit(s, [c2.low, c2.high]),
+    run.agree("counts_rows", to_unit(s, [c1.low, c1.high]), to_unit(s, [c2.low, c2.high]),
               "interval: counts vs repeated rows")
 
 
@@ -506,10 +299,10 @@ def check_permutation(run: Run):
     t = Sample(s.w[perm], s.r[perm], counts=None if s.counts is None else s.counts[perm],
                wmin=s.wmin, wmax=s.wmax, rmin=s.rmin, rmax=s.rmax)
     e1, e2 = run.est(rho=run.case.rho), run.est(t, rho=run.case.rho)
-    run.agree("permutation", _unit(s, [e2.value, *e2.value_range]), _unit(s, [e1.value, *e1.value_range]),
+    run.agree("permutation", to_unit(s, [e2.value, *e2.value_range]), to_unit(s, [e1.value, *e1.value_range]),
               "estimate, value range after a permutation")
     c1, c2 = run.ci(), run.ci(t)
-    run.agree("permutation", _unit(s, [c2.low, c2.high]), _unit(s, [c1.low, c1.high]),
+    run.agree("permutation", to_unit(s, [c2.low, c2.high]), to_unit(s, [c1.low, c1.high]),
               "interval after a permutation")
 
 
@@ -521,7 +314,7 @@ def check_duplication(run: Run):
     t = Sample(np.tile(s.w, 2), np.tile(s.r, 2), counts=None if s.counts is None else np.tile(s.counts, 2),
                wmin=s.wmin, wmax=s.wmax, rmin=s.rmin, rmax=s.rmax)
     e1, e2 = run.est(rho=run.case.rho), run.est(t, rho=run.case.rho)
-    run.agree("duplication", _unit(s, [e2.value, *e2.value_range]), _unit(s, [e1.value, *e1.value_range]),
+    run.agree("duplication", to_unit(s, [e2.value, *e2.value_range]), to_unit(s, [e1.value, *e1.value_range]),
               "estimate, value range of the duplicated sample")
     c1, c2 = run.ci(), run.ci(t)
     if np.isfinite(c2.quantile):
@@ -553,11 +346,11 @@ def check_paths(run: Run):
     v = [0.5 * (ci.low + e.value_range.low), 0.5 * (e.value_range.high + ci.high)]
     ec = _cvxpy(run, elcvx.estimate, rho=run.case.rho)
     if ec is not None:
-        run.agree("paths", _unit(s, [ec.value, *ec.value_range]), _unit(s, [e.value, *e.value_range]),
+        run.agree("paths", to_unit(s, [ec.value, *ec.value_range]), to_unit(s, [e.value, *e.value_range]),
                   "estimate, value range: cvxpy vs fast")
     cc = _cvxpy(run, elcvx.interval, calibration=run.case.calibration)
     if cc is not None:
-        run.agree("paths", _unit(s, [cc.low, cc.high]), _unit(s, [ci.low, ci.high]),
+        run.agree("paths", to_unit(s, [cc.low, cc.high]), to_unit(s, [ci.low, ci.high]),
                   "interval: cvxpy vs fast")
     pc = _cvxpy(run, elcvx.profile, v, calibration=run.case.calibration)
     if pc is not None:
@@ -586,22 +379,6 @@ CHECKS = {
 # ---------------------------------------------------------------------------------------------
 # Reproducers
 # ---------------------------------------------------------------------------------------------
-def _num(x):
-    x = float(x)
-    return "np.inf" if x == np.inf else repr(x)
-
-
-def sample_repr(s: Sample, limit=60) -> str:
-    """A pasteable ``Sample(...)`` (floats by repr, which round-trips), or None above ``limit``
-    rows."""
-    if s.n_rows > limit:
-        return None
-    arr = lambda a: "[" + ", ".join(_num(x) for x in a) + "]"  # noqa: E731
-    counts = "" if s.counts is None else f", counts={arr(s.counts)}"
-    return (f"Sample({arr(s.w)}, {arr(s.r)}{counts}, wmin={_num(s.wmin)}, wmax={_num(s.wmax)}, "
-            f"rmin={_num(s.rmin)}, rmax={_num(s.rmax)})")
-
-
 def _subsample(case: Case, keep: np.ndarray) -> Case:
     s = case.sample
     t = Sample(s.w[keep], s.r[keep], counts=None if s.counts is None else s.counts[keep],
@@ -633,19 +410,9 @@ def run_check(case: Case, name: str, origin: str | None = None):
 
 def shrink(case: Case, name: str, deadline: float, origin: str | None = None) -> Case:
     """Drop rows while the same check still fails (chunks of halving size), until ``deadline``."""
-    keep = np.arange(case.sample.n_rows)
-    chunk = max(1, keep.size // 2)
-    while time.monotonic() < deadline:
-        i, changed = 0, False
-        while i < keep.size and keep.size > 1 and time.monotonic() < deadline:
-            trial = np.concatenate([keep[:i], keep[i + chunk:]])
-            if trial.size and run_check(_subsample(case, trial), name, origin) is not None:
-                keep, changed = trial, True
-            else:
-                i += chunk
-        if chunk == 1 and not changed:
-            break
-        chunk = max(1, chunk // 2)
+    keep = shrink_rows(case.sample.n_rows,
+                       lambda rows: run_check(_subsample(case, rows), name, origin) is not None,
+                       deadline)
     return _subsample(case, keep)
 
 
