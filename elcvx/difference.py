@@ -203,8 +203,9 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     cq = c * mle.q
     base = float(cq @ data.h)
     atoms_share = float(cq @ b.w - cq @ a.w)  # (1 - E_rows[w_a]) - (1 - E_rows[w_b])
-    ends = sorted((base, base + atoms_share))
-    estimate = span * (base + rho_u * atoms_share)
+    # On the unit scale a difference lies in [-1, 1]; rounding may step past it by an ulp.
+    ends = sorted(min(max(t, -1.0), 1.0) for t in (base, base + atoms_share))
+    estimate = span * min(max(base + rho_u * atoms_share, -1.0), 1.0)
     if not math.isfinite(quantile):
         return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                                 -span, span, level, calibration, quantile, a.n, path,

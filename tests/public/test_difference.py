@@ -167,3 +167,14 @@ def test_mismatched_logs_are_named():
         difference(sa, Sample(sb.w, sb.r, wmax=3, counts=np.ones(30)))
     with pytest.raises(elcvx.InvalidInputError, match="finite wmax"):
         difference(Sample(sa.w, sa.r, wmax=math.inf), Sample(sb.w, sb.r, wmax=math.inf))
+
+
+def test_the_estimate_range_stays_inside_the_reward_span():
+    # The fuzz's seed 389 (tests/public/test_fuzz_models.py): policy a puts no weight anywhere, so
+    # every row's mass of b sits at the atoms and the range's top is exactly rmax - rmin = 1;
+    # the sums gave 1.0000000000000004 before the range was kept inside [-span, span].
+    a = Sample([0.0, 0.0], [0.5, 0.0], counts=[3.0, 2.0], wmax=10.0)
+    b = Sample([0.0, 10.0], [0.5, 0.0], counts=[3.0, 2.0], wmax=10.0)
+    d = difference(a, b)
+    assert -1.0 <= d.estimate_range.low <= d.estimate <= d.estimate_range.high <= 1.0
+    assert -1.0 <= d.low <= d.high <= 1.0
