@@ -155,6 +155,11 @@ def _add_alternative_option(p):
                         "two-sided: none)")
 
 
+def _add_format_option(p):
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="output format (default table)")
+
+
 def _add_sequence_option(p):
     p.add_argument("--sequence", action="store_true",
                    help="add the betting and DDRM confidence sequences' bounds at the end of the "
@@ -175,8 +180,7 @@ def build_parser():
                         "SNIPS, CR(-2), Gaussian and Binomial, with N and the weights' range.")
     _add_log_options(ev)
     _add_stat_options(ev)
-    ev.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                    help="output format (default table)")
+    _add_format_option(ev)
     _add_sequence_option(ev)
     _add_alternative_option(ev)
     ev.set_defaults(func=_cmd_evaluate)
@@ -191,8 +195,7 @@ def build_parser():
     pr.add_argument("--points", type=int, default=21, metavar="K",
                     help="grid points printed, the estimate and the interval's ends among them "
                          "(default 21, at least 3; the plot uses at least 400)")
-    pr.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                    help="output format (default table)")
+    _add_format_option(pr)
     pr.add_argument("--sequence", action="store_true",
                     help="with --plot FILE, also draw the confidence sequences' bounds over t "
                          "beside the EL interval at each t, to FILE's name + '-sequence'")
@@ -202,8 +205,7 @@ def build_parser():
                           description="Run 'elcvx evaluate' on the bundled example log "
                           "(elcvx/data/example_log.csv, --pmin 0.0625).")
     _add_stat_options(demo)
-    demo.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                      help="output format (default table)")
+    _add_format_option(demo)
     _add_sequence_option(demo)
     _add_alternative_option(demo)
     demo.set_defaults(func=_cmd_demo)

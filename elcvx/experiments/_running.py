@@ -12,9 +12,37 @@ import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidInputError
+
+
+@dataclass(eq=False, kw_only=True)
+class RunCost:
+    """What a study's run cost: ``wall_time`` (seconds, the whole run), ``cpu_time`` (CPU
+    seconds of the replicates, summed over the worker processes) and ``jobs`` (worker
+    processes). Keyword-only, so a study's own fields come first."""
+
+    wall_time: float = 0.0
+    cpu_time: float = 0.0
+    jobs: int = 1
+
+
+@dataclass(eq=False)
+class ReplicatedIntervals(RunCost):
+    """The replicates of a study of estimates and intervals at each sample size: ``truth[n]``
+    the true values, ``estimates[n]`` ``(replicates, estimators)`` and ``lows[n]``, ``highs[n]``
+    ``(replicates, interval methods)`` arrays (NaN for a failure)."""
+
+    sizes: tuple
+    replicates: int
+    seed: int
+    confidence_level: float
+    truth: dict
+    estimates: dict
+    lows: dict
+    highs: dict
 
 
 def run_tasks(fn, tasks, jobs: int, collect) -> None:

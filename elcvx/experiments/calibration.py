@@ -33,7 +33,7 @@ from ..calibration import bootstrap as _bootstrap
 from ..evaluation import evaluate_all
 from ..errors import InvalidInputError
 from . import synthetic
-from ._running import Progress, format_seconds, machine_description, md_table, run_tasks, write_csv
+from ._running import Progress, RunCost, format_seconds, machine_description, md_table, run_tasks, write_csv
 
 METHODS = {"el-chi2": "EL (chi2)", "el-f": "EL (F)", "el-bootstrap": "EL (bootstrap)"}
 #: Groups of draws by what the sample shows at the largest weight.
@@ -75,7 +75,7 @@ def _run_chunk(task):
 
 
 @dataclass(eq=False)
-class CalibrationStudy:
+class CalibrationStudy(RunCost):
     """Every draw of :func:`run_study`: ``rows[n]`` has columns ``V``, the lows and highs of
     :data:`METHODS`, the bootstrap threshold, the statistic at ``V``, ``K`` and ``S``."""
 
@@ -85,9 +85,6 @@ class CalibrationStudy:
     confidence_level: float
     resamples: int
     rows: dict
-    wall_time: float = 0.0
-    cpu_time: float = 0.0
-    jobs: int = 1
 
     def _cols(self, n):
         a = self.rows[n]
@@ -180,7 +177,7 @@ def run_study(sizes=synthetic.DEFAULT_SIZES, replicates: int = synthetic.DEFAULT
 
     run_tasks(_run_chunk, tasks, jobs, collect)
     return CalibrationStudy(sizes, per, int(seed), float(confidence_level), resamples, rows,
-                            time.perf_counter() - t0, cpu[0], jobs)
+                            wall_time=time.perf_counter() - t0, cpu_time=cpu[0], jobs=jobs)
 
 
 def _markdown(study: CalibrationStudy, cov, diag, command) -> str:

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..evaluation import evaluate_all
 from ..errors import InvalidInputError
-from ._running import Progress, check_integers, format_seconds, machine_description, md_table, run_tasks, write_csv
+from ._running import Progress, ReplicatedIntervals, check_integers, format_seconds, machine_description, md_table, run_tasks, write_csv
 from .synthetic import replicate_rng
 
 __all__ = ["METHODS", "mean_reward", "reward_model", "logging_policy", "policy_a", "policy_b",
@@ -179,23 +179,12 @@ def _run_chunk(task):
 
 
 @dataclass(eq=False)
-class ConstraintsStudy:
+class ConstraintsStudy(ReplicatedIntervals):
     """Every replicate of :func:`run_study`: ``estimates``, ``lows``, ``highs`` map ``n`` to
     ``(replicates, len(METHODS))`` arrays (NaN for a failure); ``errors`` lists ``(n, replicate,
     method, message)``; ``truth`` is ``{"value": V(pi_a), "difference": V(pi_a) - V(pi_b)}``."""
 
-    sizes: tuple
-    replicates: int
-    seed: int
-    confidence_level: float
-    truth: dict
-    estimates: dict
-    lows: dict
-    highs: dict
     errors: list
-    wall_time: float = 0.0
-    cpu_time: float = 0.0
-    jobs: int = 1
 
     def _truths(self):
         return np.array([self.truth[METHODS[m][1]] for m in _M])
@@ -289,7 +278,7 @@ def run_study(sizes=DEFAULT_SIZES, replicates: int = DEFAULT_REPLICATES, seed: i
     va, vb = true_values()
     return ConstraintsStudy(sizes, int(replicates), int(seed), float(confidence_level),
                             {"value": va, "difference": va - vb}, est, low, high, sorted(errors),
-                            time.perf_counter() - t0, cpu[0], int(jobs))
+                            wall_time=time.perf_counter() - t0, cpu_time=cpu[0], jobs=int(jobs))
 
 
 def _plot(table, path, level):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import InvalidInputError
-from .._running import Progress, check_integers, run_tasks
+from .._running import Progress, ReplicatedIntervals, check_integers, run_tasks
 from . import report
 from .environment import (SECOND_MOMENT, WEIGHTS, _cached_weights, _check_size, draw_environment,
                           replicate_rng)
@@ -70,41 +70,14 @@ def _run_chunk(task):
 
 
 @dataclass(eq=False)
-class SyntheticStudy:
-    """Every replicate of a run of :func:`run_study`, and its tables.
+class SyntheticStudy(ReplicatedIntervals):
+    """Every replicate of a run of :func:`run_study`, and its tables: the fields of
+    :class:`~elcvx.experiments._running.ReplicatedIntervals` (``estimates`` over
+    :data:`ESTIMATORS`, ``lows`` and ``highs`` over :data:`INTERVAL_METHODS`), ``events`` (``n ->
+    {event: count}``, see :func:`evaluate`) and the environment's weights and their
+    probabilities."""
 
-    Attributes
-    ----------
-    sizes : tuple of int
-    replicates, seed : int
-    confidence_level : float
-    truth : dict
-        ``n -> (replicates,)`` true values ``V``.
-    estimates : dict
-        ``n -> (replicates, len(ESTIMATORS))`` point estimates.
-    lows, highs : dict
-        ``n -> (replicates, len(INTERVAL_METHODS))`` interval bounds.
-    events : dict
-        ``n -> {event: count}`` (see :func:`evaluate`).
-    wall_time : float
-        Seconds, for the whole run.
-    cpu_time : float
-        CPU seconds spent on the replicates, summed over the worker processes.
-    jobs : int
-    """
-
-    sizes: tuple
-    replicates: int
-    seed: int
-    confidence_level: float
-    truth: dict
-    estimates: dict
-    lows: dict
-    highs: dict
     events: dict
-    wall_time: float = 0.0
-    jobs: int = 1
-    cpu_time: float = 0.0
     weights: tuple = WEIGHTS
     probs: np.ndarray = field(default_factory=lambda: np.asarray(_cached_weights(WEIGHTS, SECOND_MOMENT)))
 
