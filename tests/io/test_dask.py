@@ -81,6 +81,26 @@ def test_sums_over_files_equal_numpy(client, log):
         _close(rows.map_reduce(sums, add), numpy_sums(whole))
 
 
+def test_keywords_and_spec_read_the_same_scan(client, log):
+    # scan_log(engine="dask") given the options as keywords or as one LogSpec: the same log, to
+    # the bit row by row (the passes' partial sums merge in the cluster's order: to REL).
+    path, whole = log
+    scans = [eio.scan_log(path, engine="dask", client=client, **how)
+             for how in (OPTIONS, {"spec": SPEC})]
+    try:
+        facts = [(s.n_rows, s.n, s.wmin, s.wmax, s.rmin, s.rmax, s.w_observed, s.columns)
+                 for s in scans]
+        assert facts[0] == facts[1]
+        rows = [[(c.w.tobytes(), c.r.tobytes(), c.counts.tobytes()) for c in s.rows_in_order()]
+                for s in scans]
+        assert rows[0] == rows[1]
+        for s in scans:
+            _close(s.engine.map_reduce(sums, add), numpy_sums(whole))
+    finally:
+        for s in scans:
+            s.engine.close()
+
+
 def test_chan_mean_and_variance_equal_numpy(client, log):
     path, whole = log
     with DaskRows(path, SPEC, client) as rows:
