@@ -105,7 +105,8 @@ def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: st
     elif (doc := _json_document(path, progress)) is not None:
         # One JSON document (a records array, an object of columns): its columns are known.
         present = list(doc.columns)
-    elif spec.weight is None and spec.target_prob is None or spec.reward is None and spec.cost is None:
+    elif (spec.weight is None and spec.target_prob is None
+          or spec.reward is None and spec.cost is None):
         # JSON lines have no header: default names are resolved on the first record.
         try:
             first = json.loads(_first_line(path, "JSON lines") or "{}")

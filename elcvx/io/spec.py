@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -181,7 +182,7 @@ class LogSpec:
     @property
     def reward_range(self) -> tuple[float, float]:
         """``(rmin, rmax)`` of the sample: the reward range, or ``(-cmax, -cmin)``."""
-        if self.cmin is not None:
+        if self.cmin is not None and self.cmax is not None:
             return 0.0 - self.cmax, 0.0 - self.cmin
         return (0.0 if self.rmin is None else self.rmin), (1.0 if self.rmax is None else self.rmax)
 
@@ -193,7 +194,7 @@ class LogSpec:
     def resolve_columns(self, present) -> LogSpec:
         """This spec with the columns it leaves ``None`` found by their default names among the
         log's columns ``present``; raise naming what is missing."""
-        found = {}
+        found: dict[str, Any] = {}
         if self.weight is None and self.target_prob is None:
             if "target_prob" in present and "logging_prob" in present:
                 found.update(target_prob="target_prob", logging_prob="logging_prob")

@@ -165,8 +165,8 @@ def test_scan_engine_takes_the_bounds_of_a_spec():
 
     kw = eio.scan_engine(Engine(), wmax=4, rmin=0, rmax=1)
     sp = eio.scan_engine(Engine(), spec=LogSpec(wmax=4))
-    assert (sp.wmin, sp.wmax, sp.rmin, sp.rmax, sp.n_rows, sp.w_observed) == \
-        (kw.wmin, kw.wmax, kw.rmin, kw.rmax, kw.n_rows, kw.w_observed) == (0.0, 4.0, 0.0, 1.0, 2, (0.5, 2.0))
+    facts = [(s.wmin, s.wmax, s.rmin, s.rmax, s.n_rows, s.w_observed) for s in (kw, sp)]
+    assert facts[0] == facts[1] == (0.0, 4.0, 0.0, 1.0, 2, (0.5, 2.0))  # the rows' own
     with pytest.raises(InvalidInputError, match="weight='w' does not apply to scan_engine"):
         eio.scan_engine(Engine(), spec=LogSpec(weight="w"))
 
