@@ -44,12 +44,6 @@ class LogSpec:
     target_prob, logging_prob : str, optional
         Columns of the target and logging policies' probabilities of the logged action
         (``w = target_prob / logging_prob``), both, instead of ``weight``.
-    reward : str, optional
-        Column of rewards.
-    cost : str, optional
-        Column of costs, instead of ``reward``: the sample's reward is ``-cost``.
-    count : str, optional
-        Column of positive counts (a row stands for ``count`` identical examples).
     wmin : float
         Lower bound on the weights, in ``[0, 1)``; default 0.
     wmax : float, optional
@@ -58,10 +52,16 @@ class LogSpec:
         Instead of ``wmax``: the smallest probability the logging policy gives any action, in
         ``(0, 1)``, so ``wmax = 1/pmin`` (as in :meth:`Sample.from_probs
         <elcvx.Sample.from_probs>`, which also checks the logging probabilities against it).
+    reward : str, optional
+        Column of rewards.
+    cost : str, optional
+        Column of costs, instead of ``reward``: the sample's reward is ``-cost``.
     rmin, rmax : float, optional
         The reward range, default ``[0, 1]``.
     cmin, cmax : float, optional
         The cost range instead (both): the reward range is then ``[-cmax, -cmin]``.
+    count : str, optional
+        Column of positive counts (a row stands for ``count`` identical examples).
 
     Raises
     ------
@@ -81,19 +81,20 @@ class LogSpec:
     ((-1.0, 0.0), (0.0, 20.0))
     """
 
+    # The weights, the rewards, the counts: each quantity's column(s), then its bounds.
     weight: str | None = None
     target_prob: str | None = None
     logging_prob: str | None = None
-    reward: str | None = None
-    cost: str | None = None
-    count: str | None = None
     wmin: float = 0.0
     wmax: float | None = None
     pmin: float | None = None
+    reward: str | None = None
+    cost: str | None = None
     rmin: float | None = None
     rmax: float | None = None
     cmin: float | None = None
     cmax: float | None = None
+    count: str | None = None
 
     def __post_init__(self):
         self._check_columns()
