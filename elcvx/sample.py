@@ -276,9 +276,9 @@ class Sample(RewardScale):
     # imports neither): ``from_dataframe`` (elcvx.io: a DataFrame's columns, pandas) and
     # ``weight_check`` (elcvx.checks: the weight check needs the EL MLE). elcvx's package import
     # attaches both.
-    #: ``Sample.from_dataframe(df, *, weight=, target_prob=, logging_prob=, reward=, cost=,
-    #: count=, wmin=, wmax=, pmin=, rmin=, rmax=, cmin=, cmax=)``: a sample from a pandas
-    #: DataFrame's columns (:func:`elcvx.io.sample_from_dataframe`, which documents it).
+    #: ``Sample.from_dataframe(df, *, spec=None, weight=, ..., cmax=)``: a sample from a pandas
+    #: DataFrame's columns, named by an :class:`elcvx.io.LogSpec` or its fields as keywords
+    #: (:func:`elcvx.io.sample_from_dataframe`, which documents it).
     from_dataframe: ClassVar[Callable[..., Sample]]
     #: ``sample.weight_check(*, method="auto")``: the check of ``E[w] = 1``
     #: (:func:`elcvx.checks.weight_check`, which documents it).

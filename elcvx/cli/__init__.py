@@ -281,25 +281,17 @@ def _read(args):
     if several:  # every row of the files in memory, in file order
         from ..io.stream import read_log_rows
 
-        return read_log_rows(
-            args.log, format=args.input_format, weight=args.weight_col,
-            target_prob=args.target_prob_col, logging_prob=args.logging_prob_col,
-            reward=args.reward_col, cost=args.cost_col, count=args.count_col, progress=progress,
-            wmin=args.wmin, wmax=args.wmax, pmin=args.pmin, rmin=args.rmin, rmax=args.rmax,
-            cmin=args.cmin, cmax=args.cmax)
+        return read_log_rows(args.log, spec=_log_spec(args), format=args.input_format,
+                             progress=progress)
     if engine in ("stream", "dask"):
         client = None
         if engine == "dask":  # a cluster started for the run is closed when the command ends
             from ..io._dask import local_client
 
             client = args.scheduler or args.closing.enter_context(local_client(2))
-        scan = io.scan_log(
-            args.log, engine=engine, client=client, format=args.input_format,
-            weight=args.weight_col, target_prob=args.target_prob_col,
-            logging_prob=args.logging_prob_col,
-            reward=args.reward_col, cost=args.cost_col, count=args.count_col, progress=progress,
-            max_pairs=args.max_pairs or io.SCAN_MAX_PAIRS, wmin=args.wmin, wmax=args.wmax,
-            pmin=args.pmin, rmin=args.rmin, rmax=args.rmax, cmin=args.cmin, cmax=args.cmax)
+        scan = io.scan_log(args.log, spec=_log_spec(args), engine=engine, client=client,
+                           format=args.input_format, progress=progress,
+                           max_pairs=args.max_pairs or io.SCAN_MAX_PAIRS)
         if hasattr(scan.engine, "close"):  # (the Dask engine's data and client, after the run)
             args.closing.callback(scan.engine.close)
         args.rows_in_order = scan.rows_in_order  # (--sequence: the files again, in order)
@@ -308,8 +300,6 @@ def _read(args):
                       format=scan.format, n_rows=scan.n_rows, columns=scan.columns,
                       notes=scan.notes)
     fmt = args.input_format or io.detect_format(args.log)
-    bounds = dict(wmin=args.wmin, wmax=args.wmax, pmin=args.pmin, rmin=args.rmin, rmax=args.rmax,
-                  cmin=args.cmin, cmax=args.cmax)
     if fmt == "dsjson":
         fixed = [("--weight-col", args.weight_col), ("--logging-prob-col", args.logging_prob_col),
                  ("--reward-col", args.reward_col), ("--cost-col", args.cost_col),
@@ -321,18 +311,29 @@ def _read(args):
         if args.target_prob_file is None:
             raise UsageError("a dsjson log does not hold the target policy's probabilities: "
                               "give them with --target-prob-file FILE")
+        # (--target-prob-col names the column of --target-prob-file here, not one of the log's.)
         return io.read_dsjson(args.log, target_prob=args.target_prob_file,
                               target_prob_column=args.target_prob_col or "target_prob",
-                              pdrop=args.pdrop or "ess", progress=progress, **bounds)
+                              pdrop=args.pdrop or "ess", progress=progress,
+                              spec=_log_spec(args, columns=False))
     if args.target_prob_file is not None:
         raise UsageError("--target-prob-file is for dsjson logs; in a table, name the target "
                           "probability column with --target-prob-col")
     if args.pdrop is not None:
         raise UsageError("--pdrop applies to dsjson logs only")
-    return io.read_log(args.log, format=fmt, weight=args.weight_col,
-                       target_prob=args.target_prob_col, logging_prob=args.logging_prob_col,
-                       reward=args.reward_col, cost=args.cost_col, count=args.count_col,
-                       progress=progress, **bounds)
+    return io.read_log(args.log, spec=_log_spec(args), format=fmt, progress=progress)
+
+
+def _log_spec(args, columns: bool = True):
+    """The :class:`~elcvx.io.LogSpec` of the command's column flags (``columns``) and bound
+    flags."""
+    from ..io import LogSpec
+
+    named = dict(weight=args.weight_col, target_prob=args.target_prob_col,
+                 logging_prob=args.logging_prob_col, reward=args.reward_col, cost=args.cost_col,
+                 count=args.count_col) if columns else {}
+    return LogSpec(**named, wmin=args.wmin, wmax=args.wmax, pmin=args.pmin, rmin=args.rmin,
+                   rmax=args.rmax, cmin=args.cmin, cmax=args.cmax)
 
 
 def _demo_log():

@@ -3,12 +3,15 @@ r"""Reading bandit logs: CSV, Parquet, JSON lines and Vowpal Wabbit's dsjson.
 A log is a table with one row per logged decision. The user names its columns: either the
 importance weight ``w`` or the target and logging probabilities of the logged action (``w =
 target_prob / logging_prob``), the reward (or a cost, read as ``reward = -cost``) and optional
-counts. Every reader ends in a :class:`~elcvx.Sample`, so validation happens once, there; an
-error about a value names its line (CSV, JSON lines, dsjson) or row (Parquet, DataFrame).
+counts; and the bounds on the weights and rewards. Those are one :class:`LogSpec`, which every
+reader takes (``spec=``), or its fields as keywords. Every reader ends in a
+:class:`~elcvx.Sample`, so the values are validated once, there; an error about a value names
+its line (CSV, JSON lines, dsjson) or row (Parquet, DataFrame).
 
 =====================================  =========================================================
 function                               reads
 =====================================  =========================================================
+:class:`LogSpec`                       (the columns and bounds every reader below takes)
 :func:`read_log`                       a CSV/TSV, Parquet or JSON-lines log → :class:`Log`
 :func:`read_log_compressed`            a log bigger than memory (files, a folder, a glob), chunk
                                        by chunk, exactly compressed → :class:`Log`
@@ -30,8 +33,8 @@ name (``.csv``, ``.tsv``, ``.parquet``/``.pq``, ``.jsonl``/``.ndjson``/``.json``
 and the ``index``, ``split`` and ``table`` orients). Conventions where the formats are silent are in
 ``docs/cli.md``.
 
-One module each: ``progress`` (the progress bar), ``files`` (opening: gzip, UTF-8),
-``formats`` (which format), ``columns``, ``tables`` and ``json_tables`` (a file to a DataFrame),
+One module each: ``spec`` (:class:`LogSpec`), ``progress`` (the progress bar), ``files``
+(opening: gzip, UTF-8), ``formats`` (which format), ``columns``, ``tables`` and ``json_tables`` (a file to a DataFrame),
 ``frames`` (a DataFrame to a :class:`~elcvx.Sample`), ``logs`` (:func:`read_log`), ``dsjson``
 (:func:`read_dsjson`), ``sources`` (the files of a folder or glob, in chunks) and ``stream``
 (:func:`read_log_compressed`), ``scan`` (:func:`scan_log`); the public names are imported here.
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 # In the order of the API page (docs/api/io.md), which follows these imports.
 from ..errors import MissingDependencyError
+from .spec import LogSpec
 from .logs import Log, read_log
 from .stream import MAX_PAIRS, read_log_compressed
 from .logscan import LogScan
@@ -53,6 +57,7 @@ from .formats import FORMATS, detect_format
 
 __all__ = [
     "Columns",
+    "LogSpec",
     "Log",
     "LogScan",
     "MissingDependencyError",

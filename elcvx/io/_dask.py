@@ -26,17 +26,16 @@ from ..engines.rows import columns_of, reduce_chunks
 from .._validation import plural
 from ..errors import ElcvxError, InvalidInputError, _require
 from .columns import _missing_columns, _no_duplicates, _pandas
-from .frames import _resolve_columns, _sample_from_frame
+from .frames import _sample_from_frame
 from .progress import Progress, progress_enabled
 from .logscan import LogScan, _constraint_values
+from .spec import LogSpec
 from .stream import _resolve
 from .sources import (_columns_of, _csv_batches, _log_files, _parquet_batches,
                       _parquet_dataset, _total_bytes)
 
 #: A Parquet file is cut into partitions of whole row groups holding about this many rows.
 PARTITION_ROWS = 1 << 22
-_OPTIONS = ("weight", "target_prob", "logging_prob", "reward", "cost", "count", "wmin", "wmax",
-            "pmin", "rmin", "rmax", "cmin", "cmax")
 
 
 def _distributed():
@@ -127,13 +126,13 @@ def _read_piece(piece, root, names):
     return df
 
 
-def _convert(df, source, options, extra):
+def _convert(df, source, spec, extra):
     """A partition's :class:`~elcvx.engines.rows.Columns` (with the constraint columns ``extra`` as its
     ``G``) and its :class:`_Summary`; ``(None, None)`` when it has no rows. Checked as
     :func:`~elcvx.io.scan_log` checks a chunk: an error names ``source`` and the row."""
     if len(df) == 0:
         return None, None
-    sample, described = _sample_from_frame(df, source, prefix=f"{source}: ", **options)
+    sample, described = _sample_from_frame(df, source, spec, prefix=f"{source}: ")
     df.attrs["file"] = source
     cols = columns_of(sample, _constraint_values(df, extra))
     return cols, _Summary(cols.w.size, sample.n, float(cols.w.min()), float(cols.w.max()),
@@ -170,10 +169,10 @@ class LogFiles(NamedTuple):
     root: str | None
 
 
-def _frame(source, options, extra):
-    """The log as a Dask DataFrame of the columns it needs, and what each partition is called in
-    messages (a file, or a partition of the given DataFrame); ``options``' column names are
-    resolved in place."""
+def _frame(source, spec, extra):
+    """``(frame, names, spec)``: the log as a Dask DataFrame of the columns it needs, what each
+    partition is called in messages (a file, or a partition of the given DataFrame), and
+    ``spec`` with its column names resolved."""
     dd = _require("dask.dataframe", "dask", "the Dask engine (engine='dask')")
     dask = _require("dask", "dask", "the Dask engine (engine='dask')")
     given = isinstance(source, dd.DataFrame)
@@ -182,22 +181,20 @@ def _frame(source, options, extra):
     else:
         files, root = source
         present, shown = _columns_of(files, root), files[0][0]
-    keys = ("weight", "target_prob", "logging_prob", "reward", "cost")
-    options.update(zip(keys, _resolve_columns(present, *(options[k] for k in keys))))
-    used = list(dict.fromkeys([options[k] for k in keys + ("count",) if options[k] is not None]
-                              + list(extra)))
+    spec = spec.resolve_columns(present)
+    used = list(dict.fromkeys(spec.column_names + list(extra)))
     _no_duplicates(shown, present, used)
     _missing_columns(shown, used, present)
     if given:
         return source[used], [f"partition {k} of the Dask DataFrame"
-                              for k in range(source.npartitions)]
+                              for k in range(source.npartitions)], spec
     pieces = _pieces(files, root)
     meta = _pandas().DataFrame({c: np.empty(0) for c in used})
     # As read: no conversion of text columns to Arrow strings (dask's default).
     with dask.config.set({"dataframe.convert-string": False}):
         frame = dd.from_map(_read_piece, pieces, args=(root, used), meta=meta, label="elcvx-read",
                             enforce_metadata=False)
-    return frame, [p[0] for p in pieces]
+    return frame, [p[0] for p in pieces], spec
 
 
 class DaskRows:
@@ -209,15 +206,14 @@ class DaskRows:
     source : str, PathLike, LogFiles or dask.dataframe.DataFrame
         A Parquet or CSV/TSV file, a folder of them or a glob (as :func:`read_log_compressed`
         takes; or its files, resolved), or a Dask DataFrame with the log's columns.
-    options : dict
-        The column names and bounds of :func:`~elcvx.io.sample_from_dataframe` (``weight``,
-        ``target_prob``, ``logging_prob``, ``reward``, ``cost``, ``count``, ``wmin``, ``wmax``,
-        ``pmin``, ``rmin``, ``rmax``, ``cmin``, ``cmax``); a column name left ``None`` is found
-        as there, on the first file's (or the DataFrame's) columns. A path's files may also be
-        given their ``format``.
+    spec : LogSpec, optional
+        The columns and bounds (:class:`~elcvx.io.LogSpec`); a column name left ``None`` is
+        found on the first file's (or the DataFrame's) columns.
     client : distributed.Client, str or None
         The cluster: a client, a scheduler's address (a client is then connected, and closed by
         :meth:`close`), or ``None`` for the current client (``distributed.get_client()``).
+    format : str, optional
+        The format of a path's files, as :func:`~elcvx.io.read_log_compressed` takes it.
     constraint_columns : sequence of str
         Columns read as the moment constraints' ``G`` (as :func:`~elcvx.io.scan_log`'s).
     progress : bool, optional
@@ -254,25 +250,18 @@ class DaskRows:
         ``distributed`` is not installed (the ``dask`` extra).
     """
 
-    def __init__(self, source, options, client=None, *, constraint_columns=(), progress=None):
-        options = dict(options)
-        fmt = options.pop("format", None)
-        unknown = set(options) - set(_OPTIONS)
-        if unknown:
-            raise InvalidInputError(f"unknown option(s) {sorted(unknown)}: the options are "
-                                    f"{', '.join(_OPTIONS)}", field="options")
-        options = {k: options.get(k) for k in _OPTIONS}
-        if options["wmin"] is None:
-            options["wmin"] = 0.0
+    def __init__(self, source, spec=None, client=None, *, format=None, constraint_columns=(),
+                 progress=None):
+        spec = LogSpec.from_keywords(spec)
         if not isinstance(source, LogFiles) and not _is_dask_frame(source):
-            source = LogFiles(*_log_files(source, fmt))
+            source = LogFiles(*_log_files(source, format))
         self.source = source
         self.constraint_columns = tuple(constraint_columns)
         self._client, self._owned = _connect(client)
         try:
             size = _total_bytes(source.files) if isinstance(source, LogFiles) else 0
             self._show = progress_enabled(progress, size)
-            self._parts, summaries = self._persist(source, options)
+            self._parts, summaries = self._persist(source, spec)
         except BaseException:
             self.close()
             raise
@@ -288,10 +277,10 @@ class DaskRows:
         """The scheduler's address."""
         return self._client.scheduler.address
 
-    def _persist(self, source, options):
+    def _persist(self, source, spec):
         dask = _require("dask", "dask", "the Dask engine (engine='dask')")
-        frame, sources = _frame(source, options, self.constraint_columns)
-        converted = [dask.delayed(_convert, pure=False)(part, s, options, self.constraint_columns)
+        frame, sources, spec = _frame(source, spec, self.constraint_columns)
+        converted = [dask.delayed(_convert, pure=False)(part, s, spec, self.constraint_columns)
                      for part, s in zip(frame.to_delayed(), sources)]
         pairs = self._client.compute(converted)
         bar = Progress("elcvx: reading on the cluster", len(pairs), self._show, unit="partitions")
@@ -367,11 +356,11 @@ class DaskRows:
         return False
 
 
-def dask_scan(source, options, constraint_columns=(), *, client=None, progress=None):
+def dask_scan(source, spec, constraint_columns=(), *, format=None, client=None, progress=None):
     """:func:`~elcvx.io.scan_log` with ``engine="dask"``: the log's rows (a path's files, or a
     Dask DataFrame) converted and kept on a Dask cluster's workers (:class:`DaskRows`), in a
     :class:`~elcvx.io.LogScan`."""
-    rows = DaskRows(source, options, client, constraint_columns=constraint_columns,
+    rows = DaskRows(source, spec, client, format=format, constraint_columns=constraint_columns,
                     progress=progress)
     where = (f"kept as {plural(rows.n_chunks, 'partition')} on the Dask cluster at "
              f"{rows.address}")
@@ -381,7 +370,7 @@ def dask_scan(source, options, constraint_columns=(), *, client=None, progress=N
         path, formats = str(source), "+".join(dict.fromkeys(fmt for _, fmt in files))
         read = f"read in chunks from {plural(len(files), 'file')} ({rows.n_rows:,} rows)"
         # (LogScan.rows_in_order reads the files again here, as the stream engine does.)
-        resolved = _resolve(source, *(options.get(k) for k in ("format",) + _OPTIONS))
+        resolved = _resolve(source, format, spec)
         in_order = (*resolved[:3], 1 << 18, resolved[3])
     else:
         path, formats = "the Dask DataFrame", "dask"

@@ -13,9 +13,10 @@ from .. import _validation as iv
 from ..errors import ElcvxError, InvalidInputError
 from .columns import _missing_columns
 from .files import _check_path
-from .frames import _build_sample, _check_weights, _column, _locator, _numeric, _reward_range
+from .frames import _build_sample, _check_weights, _column, _locator, _numeric
 from .json_tables import _json_lines
 from .logs import Log
+from .spec import LogSpec
 from .tables import read_table
 
 if TYPE_CHECKING:  # (annotations only)
@@ -54,9 +55,9 @@ def _logging_prob(rec, lineno, path):
 def read_dsjson(path: str | os.PathLike, *,
                 target_prob: Callable[[dict], float] | ArrayLike | str | os.PathLike,
                 target_prob_column: str = "target_prob",
-                pdrop: str = "ess", wmin: float = 0.0, wmax: float | None = None,
-                pmin: float | None = None, rmin: float | None = None, rmax: float | None = None,
-                cmin: float | None = None, cmax: float | None = None,
+                pdrop: str = "ess", spec: LogSpec | None = None, wmin: float | None = None,
+                wmax: float | None = None, pmin: float | None = None, rmin: float | None = None,
+                rmax: float | None = None, cmin: float | None = None, cmax: float | None = None,
                 progress: bool | None = None) -> Log:
     r"""Read a Vowpal Wabbit decision-service JSON (dsjson) log of contextual-bandit events.
 
@@ -98,8 +99,12 @@ def read_dsjson(path: str | os.PathLike, *,
         pseudo-empirical likelihood of Wu and Rao, 2006): the same estimates, and intervals
         whose ``N`` is no larger than the number of kept events; with a constant ``pdrop``
         every count is 1, exactly as if nothing had been dropped. ``"ignore"``: every count 1.
+    spec : LogSpec, optional
+        The bounds (:class:`~elcvx.io.LogSpec`; its columns must be left ``None``: a dsjson
+        log's are fixed).
     wmin, wmax, pmin, rmin, rmax, cmin, cmax
-        As for :func:`sample_from_dataframe`.
+        The bound fields of :class:`~elcvx.io.LogSpec`, as keywords (an error if ``spec`` sets
+        the same one).
     progress : bool, optional
         As for :func:`read_table`.
 
@@ -114,9 +119,11 @@ def read_dsjson(path: str | os.PathLike, *,
         ``pdrop`` outside ``[0, 1)``, target probabilities that do not align with the events,
         values out of range.
     """
+    spec = LogSpec.from_keywords(spec, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax,
+                                 cmin=cmin, cmax=cmax).require_no_columns("a dsjson log")
     path = _check_path(path)
     iv.option("pdrop", pdrop, PDROP_MODES)
-    rmin, rmax = _reward_range(rmin, rmax, cmin, cmax)
+    rmin, rmax = spec.reward_range
     call = target_prob if callable(target_prob) else None
     lines, costs, logging, drops, ids, positions, targets = [], [], [], [], [], [], []
     n_events = skipped = 0
@@ -173,8 +180,8 @@ def read_dsjson(path: str | os.PathLike, *,
               "logging_prob": "logging probability (_label_probability)",
               "r": "_label_cost", "counts": "count from pdrop"}
     sample = _build_sample(target=target, logging=np.asarray(logging), reward=reward,
-                           counts=counts, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax,
-                           where=where, fields=fields, cost_range=(0.0 - rmax, 0.0 - rmin))
+                           counts=counts, spec=spec, where=where, fields=fields,
+                           cost_range=(0.0 - rmax, 0.0 - rmin))
     columns = {"w": f"{target_desc} / _label_probability", "r": "-_label_cost"}
     if counts is not None:
         columns["counts"] = f"pdrop ({pdrop})"

@@ -16,7 +16,8 @@ import numpy as np
 from .. import _validation as iv
 from ..errors import ElcvxError, InvalidInputError, WeightWarning
 from ..sample import Sample
-from .columns import _missing_columns, _no_duplicates, _pandas, _shown
+from .columns import _missing_columns, _no_duplicates, _pandas
+from .spec import LogSpec
 
 if TYPE_CHECKING:  # (annotations only: pandas is imported when a frame is read)
     import pandas
@@ -72,22 +73,6 @@ def _column(df, col: str, where) -> np.ndarray:
     return _numeric(f"column {col!r}", num.to_numpy(dtype=float, na_value=np.nan), where)
 
 
-def _reward_range(rmin, rmax, cmin, cmax):
-    """The reward range from a reward range or a cost range (reward = -cost)."""
-    if cmin is not None or cmax is not None:
-        if rmin is not None or rmax is not None:
-            raise InvalidInputError("give the reward range (rmin, rmax) or the cost range "
-                                    "(cmin, cmax), not both")
-        if cmin is None or cmax is None:
-            raise InvalidInputError("give both ends of the cost range: cmin and cmax")
-        cmin = iv.finite_scalar("cmin", cmin)
-        cmax = iv.finite_scalar("cmax", cmax)
-        if not cmin < cmax:
-            raise InvalidInputError(f"cmin={cmin!r} must be < cmax={cmax!r}")
-        return 0.0 - cmax, 0.0 - cmin
-    return (0.0 if rmin is None else rmin), (1.0 if rmax is None else rmax)
-
-
 def _relocate(exc: InvalidInputError, where, fields: dict, cost_range=None, reward=None):
     """Sample's error about entry ``i`` of an array (``exc.field``, ``exc.index``), said of the
     line or row it came from: ``line L: <fields[field]> = value <reason>``.
@@ -120,97 +105,42 @@ def _relocate(exc: InvalidInputError, where, fields: dict, cost_range=None, rewa
                              index=exc.index, value=exc.value, reason=reason)
 
 
-def _build_sample(*, w=None, target=None, logging=None, reward, counts, wmin, wmax, pmin, rmin,
-                  rmax, where, fields, cost_range=None) -> Sample:
-    """The sample of a log's columns: weights ``w``, or ``target / logging`` probabilities; an
-    error about an entry names its line (:func:`_relocate`)."""
+def _build_sample(*, w=None, target=None, logging=None, reward, counts, spec, where, fields,
+                  cost_range=None) -> Sample:
+    """The sample of a log's columns: weights ``w``, or ``target / logging`` probabilities, with
+    the bounds of ``spec`` (a :class:`~elcvx.io.LogSpec`); an error about an entry names its
+    line (:func:`_relocate`)."""
+    rmin, rmax = spec.reward_range
     try:
-        if pmin is not None and wmax is not None:
-            raise InvalidInputError("give wmax or pmin, not both")
         if w is None:
-            return Sample.from_probs(target, logging, reward, pmin=pmin, wmax=wmax, wmin=wmin,
-                                     counts=counts, rmin=rmin, rmax=rmax)
-        if pmin is not None:
-            wmax = 1.0 / iv.pmin(pmin)
-        return Sample(w, reward, counts=counts, wmin=wmin, wmax=np.inf if wmax is None else wmax,
-                      rmin=rmin, rmax=rmax)
+            return Sample.from_probs(target, logging, reward, pmin=spec.pmin, wmax=spec.wmax,
+                                     wmin=spec.wmin, counts=counts, rmin=rmin, rmax=rmax)
+        wmin, wmax = spec.weight_range
+        return Sample(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
     except InvalidInputError as exc:
         raise _relocate(exc, where, fields, cost_range, reward) from None
 
 
-def _pick(present, *candidates):
-    for c in candidates:
-        if c in present:
-            return c
-    return None
-
-
-def _resolve_columns(present, weight, target_prob, logging_prob, reward, cost):
-    """Fill in default column names; raise naming what is missing."""
-    if weight is not None and (target_prob is not None or logging_prob is not None):
-        raise InvalidInputError("give the weight column or the target and logging probability "
-                                "columns, not both")
-    if (target_prob is None) != (logging_prob is None) and weight is None:
-        given, other = ("target_prob", "logging_prob") if target_prob is not None else \
-            ("logging_prob", "target_prob")
-        raise InvalidInputError(f"{given} is given without {other}: the weight is "
-                                "target_prob / logging_prob, so both columns are needed")
-    if weight is None and target_prob is None:
-        if "target_prob" in present and "logging_prob" in present:
-            target_prob, logging_prob = "target_prob", "logging_prob"
-        else:
-            weight = _pick(present, "weight", "w")
-            if weight is None:
-                raise InvalidInputError(
-                    "no importance weights: name the weight column, or the target and logging "
-                    "probability columns (no column is called 'weight', 'w', or "
-                    f"'target_prob' and 'logging_prob'; the columns are {_shown(present)})")
-    if reward is not None and cost is not None:
-        raise InvalidInputError("give the reward column or the cost column, not both")
-    if reward is None and cost is None:
-        reward = _pick(present, "reward", "r")
-        if reward is None:
-            cost = _pick(present, "cost")
-        if reward is None and cost is None:
-            raise InvalidInputError("no rewards: name the reward (or cost) column (no column is "
-                                    f"called 'reward', 'r' or 'cost'; the columns are {_shown(present)})")
-    return weight, target_prob, logging_prob, reward, cost
-
-
-def sample_from_dataframe(df: pandas.DataFrame, *, weight: str | None = None,
-                          target_prob: str | None = None, logging_prob: str | None = None,
-                          reward: str | None = None, cost: str | None = None,
-                          count: str | None = None, wmin: float = 0.0, wmax: float | None = None,
+def sample_from_dataframe(df: pandas.DataFrame, *, spec: LogSpec | None = None,
+                          weight: str | None = None, target_prob: str | None = None,
+                          logging_prob: str | None = None, reward: str | None = None,
+                          cost: str | None = None, count: str | None = None,
+                          wmin: float | None = None, wmax: float | None = None,
                           pmin: float | None = None, rmin: float | None = None,
                           rmax: float | None = None, cmin: float | None = None,
                           cmax: float | None = None) -> Sample:
     """A :class:`~elcvx.Sample` from the columns of a pandas DataFrame.
 
-    Without column names, ``target_prob`` and ``logging_prob`` are used if both exist, else
-    ``weight`` or ``w``; ``reward`` or ``r``, else ``cost``.
-
     Parameters
     ----------
     df : pandas.DataFrame
         One row per logged decision.
-    weight : str, optional
-        Column of importance weights ``w = pi(a|x) / h(a|x)``.
-    target_prob, logging_prob : str, optional
-        Columns of the target and logging policies' probabilities of the logged action
-        (``w = target_prob / logging_prob``); instead of ``weight``.
-    reward : str, optional
-        Column of rewards.
-    cost : str, optional
-        Column of costs, instead of ``reward``: the sample's reward is ``-cost``.
-    count : str, optional
-        Column of positive counts (row ``n`` stands for ``count`` identical examples).
-    wmin, wmax, pmin : float, optional
-        Weight bounds as in :meth:`Sample.from_probs`: ``wmax``, or ``pmin`` (the smallest
-        probability the logging policy gives any action, ``wmax = 1/pmin``), else ``inf``.
-    rmin, rmax : float, optional
-        The reward range, default ``[0, 1]``.
-    cmin, cmax : float, optional
-        The cost range instead (both): the reward range is then ``[-cmax, -cmin]``.
+    spec : LogSpec, optional
+        The columns and bounds (:class:`~elcvx.io.LogSpec` states each field and its default;
+        a column left ``None`` is found by its default name).
+    weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax, cmin, cmax
+        The fields of :class:`~elcvx.io.LogSpec`, as keywords: each one given sets that field of
+        ``spec`` (an error if ``spec`` sets it too).
 
     Returns
     -------
@@ -220,7 +150,8 @@ def sample_from_dataframe(df: pandas.DataFrame, *, weight: str | None = None,
     ------
     InvalidInputError
         A missing column, or a value that is not a number, missing, or out of its range; the
-        message names the column and the row (the line, for frames read by :func:`read_table`).
+        message names the column and the row (the line, for frames read by :func:`read_table`);
+        the errors of :class:`~elcvx.io.LogSpec`.
 
     Examples
     --------
@@ -232,13 +163,14 @@ def sample_from_dataframe(df: pandas.DataFrame, *, weight: str | None = None,
     >>> s.w.tolist(), s.wmax
     ([2.0, 0.0], 4.0)
     """
+    spec = LogSpec.from_keywords(
+        spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
+        cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
+        cmax=cmax)
     pd = _pandas()
     if not isinstance(df, pd.DataFrame):
         raise InvalidInputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    sample, described = _sample_from_frame(
-        df, "the DataFrame", weight=weight, target_prob=target_prob, logging_prob=logging_prob,
-        reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin,
-        rmax=rmax, cmin=cmin, cmax=cmax)
+    sample, described = _sample_from_frame(df, "the DataFrame", spec)
     _check_weights(sample, described["w"])
     return sample
 
@@ -247,17 +179,21 @@ def sample_from_dataframe(df: pandas.DataFrame, *, weight: str | None = None,
 Sample.from_dataframe = staticmethod(sample_from_dataframe)
 
 
-def _sample_from_frame(df, source, *, prefix="", weight, target_prob, logging_prob, reward, cost, count,
-                       wmin, wmax, pmin, rmin, rmax, cmin, cmax):
+def _sample_from_frame(df, source, spec, *, prefix=""):
+    """``(sample, described)``: the sample of a log's rows ``df`` (a DataFrame) read as ``spec``
+    (a :class:`~elcvx.io.LogSpec`; columns it leaves ``None`` found by their default names), and
+    how each quantity was read (:attr:`~elcvx.io.Log.columns`). An error names ``source`` (the
+    file or frame) and, after ``prefix``, the row."""
     present = list(df.columns)
-    weight, target_prob, logging_prob, reward, cost = _resolve_columns(
-        present, weight, target_prob, logging_prob, reward, cost)
-    used = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
+    spec = spec.resolve_columns(present)
+    weight, target_prob, logging_prob = spec.weight, spec.target_prob, spec.logging_prob
+    reward, cost, count = spec.reward, spec.cost, spec.count
+    used = spec.column_names
     _no_duplicates(source, present, used)
     _missing_columns(source, used, present)
     if len(df) == 0:
         raise InvalidInputError(f"{source} has no rows: at least one example is needed")
-    rmin, rmax = _reward_range(rmin, rmax, cmin, cmax)
+    rmin, rmax = spec.reward_range
     located = _locator(df.index)
     where = (lambda i: f"{prefix}{located(i)}") if prefix else located
     if weight is not None:
@@ -275,17 +211,15 @@ def _sample_from_frame(df, source, *, prefix="", weight, target_prob, logging_pr
     cost_range = (0.0 - rmax, 0.0 - rmin) if cost is not None else None
     if weight is not None:
         fields["w"] = f"weight (column {weight!r})"
-        sample = _build_sample(w=w, reward=r, counts=counts, wmin=wmin, wmax=wmax, pmin=pmin,
-                               rmin=rmin, rmax=rmax, where=where, fields=fields,
-                               cost_range=cost_range)
+        sample = _build_sample(w=w, reward=r, counts=counts, spec=spec, where=where,
+                               fields=fields, cost_range=cost_range)
         described = {"w": weight}
     else:
         fields.update({"w": f"weight ({target_prob} / {logging_prob})",
                        "target_prob": f"target probability (column {target_prob!r})",
                        "logging_prob": f"logging probability (column {logging_prob!r})"})
-        sample = _build_sample(target=t, logging=h, reward=r, counts=counts, wmin=wmin,
-                               wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, where=where,
-                               fields=fields, cost_range=cost_range)
+        sample = _build_sample(target=t, logging=h, reward=r, counts=counts, spec=spec,
+                               where=where, fields=fields, cost_range=cost_range)
         described = {"w": f"{target_prob} / {logging_prob}"}
     described["r"] = reward if reward is not None else f"-{cost}"
     if count is not None:

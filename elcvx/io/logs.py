@@ -11,8 +11,9 @@ from ..sample import Sample
 from .columns import _missing_columns
 from .files import _check_path, _first_line
 from .formats import _format
-from .frames import _check_weights, _resolve_columns, _sample_from_frame
+from .frames import _check_weights, _sample_from_frame
 from .json_tables import _json_document, _read_jsonl
+from .spec import LogSpec
 from .tables import _table_columns, read_table
 
 
@@ -49,17 +50,19 @@ class Log:
     notes: tuple = ()
 
 
-def read_log(path: str | os.PathLike, *, format: str | None = None, weight: str | None = None,
-             target_prob: str | None = None, logging_prob: str | None = None,
-             reward: str | None = None, cost: str | None = None, count: str | None = None,
-             wmin: float = 0.0, wmax: float | None = None, pmin: float | None = None,
-             rmin: float | None = None, rmax: float | None = None, cmin: float | None = None,
-             cmax: float | None = None, progress: bool | None = None) -> Log:
+def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: str | None = None,
+             weight: str | None = None, target_prob: str | None = None,
+             logging_prob: str | None = None, reward: str | None = None,
+             cost: str | None = None, count: str | None = None, wmin: float | None = None,
+             wmax: float | None = None, pmin: float | None = None, rmin: float | None = None,
+             rmax: float | None = None, cmin: float | None = None, cmax: float | None = None,
+             progress: bool | None = None) -> Log:
     """Read a CSV/TSV, Parquet or JSON-lines log (gzip or not) into a :class:`Log`.
 
-    Only the named columns are read. The column and bound parameters are those of
-    :func:`sample_from_dataframe`; ``format`` and ``progress`` those of :func:`read_table`.
-    Vowpal Wabbit dsjson logs are read by :func:`read_dsjson`.
+    Only the named columns are read. The columns and bounds are a :class:`LogSpec` (``spec``),
+    or its fields as keywords (``weight``, ..., ``cmax``: each one given sets that field of
+    ``spec``; an error if ``spec`` sets it too); ``format`` and ``progress`` are those of
+    :func:`read_table`. Vowpal Wabbit dsjson logs are read by :func:`read_dsjson`.
 
     Returns
     -------
@@ -85,6 +88,10 @@ def read_log(path: str | os.PathLike, *, format: str | None = None, weight: str 
     >>> log.sample.n, log.sample.wmax, log.columns
     (300, 16.0, {'w': 'target_prob / logging_prob', 'r': 'reward'})
     """
+    spec = LogSpec.from_keywords(
+        spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
+        cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
+        cmax=cmax)
     path = _check_path(path)
     fmt = _format(path, format)
     if fmt == "dsjson":
@@ -98,7 +105,8 @@ def read_log(path: str | os.PathLike, *, format: str | None = None, weight: str 
     elif (doc := _json_document(path, progress)) is not None:
         # One JSON document (a records array, an object of columns): its columns are known.
         present = list(doc.columns)
-    elif weight is None and target_prob is None or reward is None and cost is None:
+    elif (spec.weight is None and spec.target_prob is None
+          or spec.reward is None and spec.cost is None):
         # JSON lines have no header: default names are resolved on the first record.
         try:
             first = json.loads(_first_line(path, "JSON lines") or "{}")
@@ -109,19 +117,15 @@ def read_log(path: str | os.PathLike, *, format: str | None = None, weight: str 
     else:
         present = None  # every name is given
     if present is not None:
-        weight, target_prob, logging_prob, reward, cost = _resolve_columns(
-            present, weight, target_prob, logging_prob, reward, cost)
-    names = [c for c in (weight, target_prob, logging_prob, reward, cost, count) if c is not None]
+        spec = spec.resolve_columns(present)
+    names = spec.column_names
     if doc is None:
         df = read_table(path, columns=names, format=fmt, progress=progress)
     else:
         _missing_columns(path, names, present)
         if len(doc) == 0:
             raise InvalidInputError(f"{path} has no data rows")
-        df = doc[list(dict.fromkeys(names))]
-    sample, described = _sample_from_frame(
-        df, path, prefix=f"{path}: ", weight=weight, target_prob=target_prob, logging_prob=logging_prob,
-        reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin,
-        rmax=rmax, cmin=cmin, cmax=cmax)
+        df = doc[names]
+    sample, described = _sample_from_frame(df, path, spec, prefix=f"{path}: ")
     notes = _check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described, notes=notes)

@@ -18,6 +18,7 @@ from ..engines.rows import Columns, InMemoryChunks, Passes, columns_of, reduce_c
 from ..errors import InvalidInputError
 from .progress import progress_enabled
 from .sources import _total_bytes
+from .spec import LogSpec
 from .logscan import LogScan, _constraint_values, _names
 from .stream import _chunk_samples, _Groups, _positive_int, _resolve
 
@@ -29,11 +30,11 @@ ENGINES = ("stream", "dask")
 CACHES = ("auto", "memory", "disk", "none")
 
 
-def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=None, reward=None,
-             cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None, rmax=None,
-             cmin=None, cmax=None, chunk_size=1 << 18, max_pairs=SCAN_MAX_PAIRS, cache="auto",
-             cache_bytes=1 << 29, constraint_columns=(), engine="stream", client=None,
-             progress=None) -> LogScan:
+def scan_log(path, *, spec=None, format=None, weight=None, target_prob=None, logging_prob=None,
+             reward=None, cost=None, count=None, wmin=None, wmax=None, pmin=None, rmin=None,
+             rmax=None, cmin=None, cmax=None, chunk_size=1 << 18, max_pairs=SCAN_MAX_PAIRS,
+             cache="auto", cache_bytes=1 << 29, constraint_columns=(), engine="stream",
+             client=None, progress=None) -> LogScan:
     """Read a log chunk by chunk into a :class:`LogScan`, which :func:`elcvx.estimate`,
     :func:`elcvx.interval` and :func:`elcvx.profile` evaluate without holding the log whole.
 
@@ -45,10 +46,15 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
 
     Parameters
     ----------
-    path, format, weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax, cmin, cmax
+    path, format
         As for :func:`~elcvx.io.read_log_compressed`: a Parquet or CSV/TSV file, a folder of
-        them or a glob; the columns and bounds. With ``engine="dask"``, ``path`` may also be a
-        Dask DataFrame of the log's columns.
+        them or a glob. With ``engine="dask"``, ``path`` may also be a Dask DataFrame of the
+        log's columns.
+    spec : LogSpec, optional
+        The columns and bounds (:class:`~elcvx.io.LogSpec`).
+    weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax, cmin, cmax
+        The fields of :class:`~elcvx.io.LogSpec`, as keywords: each one given sets that field of
+        ``spec`` (an error if ``spec`` sets it too).
     chunk_size : int
         Rows per chunk (default 262144).
     constraint_columns : sequence of str
@@ -90,6 +96,10 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     ...     io.read_log(datasets.example_log_path(), pmin=datasets.EXAMPLE_PMIN).sample).value, 6)
     True
     """
+    spec = LogSpec.from_keywords(
+        spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
+        cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
+        cmax=cmax)
     if engine not in ENGINES:
         raise InvalidInputError(f"engine={engine!r} must be one of {', '.join(map(repr, ENGINES))}",
                                 field="engine", value=engine)
@@ -102,13 +112,9 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
     if engine == "dask":  # (the dask extra) the partitions stay on the cluster's workers
         from ._dask import dask_scan
 
-        options = dict(format=format, weight=weight, target_prob=target_prob,
-                       logging_prob=logging_prob, reward=reward, cost=cost, count=count, wmin=wmin,
-                       wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin, cmax=cmax)
-        return dask_scan(path, options, constraint_columns, client=client, progress=progress)
-    files, root, names, options = _resolve(path, format, weight, target_prob, logging_prob,
-                                           reward, cost, count, wmin, wmax, pmin, rmin, rmax,
-                                           cmin, cmax, extra=constraint_columns)
+        return dask_scan(path, spec, constraint_columns, format=format, client=client,
+                         progress=progress)
+    files, root, names, spec = _resolve(path, format, spec, extra=constraint_columns)
     path = str(path)
     # (Constraints' columns are not part of the (w, r) compression: a log with them stays in chunks.)
     compress = not constraint_columns
@@ -116,7 +122,7 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
         read = _Read(path, max_pairs, cache, cache_bytes, compress=compress)
         try:
             for chunk, df, described, bar in _chunk_samples(files, root, names, chunk_size,
-                                                            options, progress):
+                                                            spec, progress):
                 read.add(chunk, df, constraint_columns)
                 bar.label = f"elcvx: {read.rows:,} rows, file {bar.file} of {len(files)}"
             if read.rows == 0:
@@ -136,7 +142,7 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
         how = f"compressed exactly to {compressed.n_rows:,} distinct (w, r) rows"
     else:
         if cache == "none":
-            engine = FileChunks(files, root, names, chunk_size, options, store.chunks,
+            engine = FileChunks(files, root, names, chunk_size, spec, store.chunks,
                                 constraint_columns, rows, show)
             how = f"read again from the files on each pass ({len(store.chunks):,} chunks)"
         else:
@@ -149,11 +155,11 @@ def scan_log(path, *, format=None, weight=None, target_prob=None, logging_prob=N
                    constraint_columns=constraint_columns,
                    wmax=first.wmax, rmin=first.rmin, rmax=first.rmax, w_observed=(lo, hi),
                    sample=compressed, columns=described, notes=notes, engine=engine,
-                   files=(files, root, names, chunk_size, options))
+                   files=(files, root, names, chunk_size, spec))
 
 
-def scan_engine(engine, *, wmin=0.0, wmax=np.inf, rmin=0.0, rmax=1.0, constraint_columns=(),
-                name="the engine's log") -> LogScan:
+def scan_engine(engine, *, spec=None, wmin=None, wmax=None, rmin=None, rmax=None,
+                constraint_columns=(), name="the engine's log") -> LogScan:
     """A :class:`LogScan` of rows held by your own engine (a Spark DataFrame, a database, ...),
     which the estimators then evaluate with one ``engine.map_reduce`` per pass.
 
@@ -162,20 +168,21 @@ def scan_engine(engine, *, wmin=0.0, wmax=np.inf, rmin=0.0, rmax=1.0, constraint
     result None), where ``cols`` is a chunk's :class:`~elcvx.io.Columns`: weights, rewards on
     the unit scale ``(r - rmin) / (rmax - rmin)``, counts or None, and the constraint columns
     named by ``constraint_columns``, checked as a :class:`~elcvx.Sample` checks them (build
-    them with :func:`~elcvx.io.columns_of`). The bounds are the log's, as for a ``Sample``. One
-    pass, here, counts the rows and finds the weights' range. docs/spark.md has an engine on
-    Spark.
+    them with :func:`~elcvx.io.columns_of`). The bounds are the log's, as for a ``Sample``: a
+    :class:`LogSpec` of bounds only (``spec``; the columns are the engine's), or its fields
+    ``wmin``, ``wmax``, ``rmin``, ``rmax`` as keywords. One pass, here, counts the rows and finds
+    the weights' range. docs/spark.md has an engine on Spark.
     """
-    from ..sample import Sample
-
-    probe = Sample([1.0], [rmin], wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)  # checks the bounds
+    spec = LogSpec.from_keywords(spec, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
+    spec.require_no_columns("scan_engine")
+    (wmin, wmax), (rmin, rmax) = spec.weight_range, spec.reward_range
     constraint_columns = _names("constraint_columns", constraint_columns)
     rows, n, lo, hi = engine.map_reduce(_summary, _merge_summary)
-    if not probe.wmin <= lo <= hi <= probe.wmax:
+    if not wmin <= lo <= hi <= wmax:
         raise InvalidInputError(f"{name}: weights from {lo!r} to {hi!r}, outside [wmin, wmax] = "
-                                f"[{probe.wmin}, {probe.wmax}]", field="wmax", value=probe.wmax)
-    return LogScan(path=name, format="engine", n_rows=int(rows), n=n, wmin=probe.wmin,
-                   wmax=probe.wmax, rmin=probe.rmin, rmax=probe.rmax, w_observed=(lo, hi),
+                                f"[{wmin}, {wmax}]", field="wmax", value=wmax)
+    return LogScan(path=name, format="engine", n_rows=int(rows), n=n, wmin=wmin,
+                   wmax=wmax, rmin=rmin, rmax=rmax, w_observed=(lo, hi),
                    sample=None, columns={}, notes=(f"{name}: {int(rows):,} rows, held by "
                                                    f"{type(engine).__name__}",),
                    engine=engine, constraint_columns=constraint_columns)
@@ -352,9 +359,9 @@ class SpillChunks:
 class FileChunks:
     """An engine that reads the files again (with their checks) on every pass."""
 
-    def __init__(self, files, root, names, chunk_size, options, layout, constraint_columns, rows,
+    def __init__(self, files, root, names, chunk_size, spec, layout, constraint_columns, rows,
                  progress):
-        self.args = (files, root, names, chunk_size, options)
+        self.args = (files, root, names, chunk_size, spec)
         self.layout, self.constraint_columns = layout, constraint_columns
         self.shown = Passes(rows, progress)
 

@@ -17,11 +17,12 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..sample import Sample
-from .frames import _check_weights, _resolve_columns, _sample_from_frame
+from .frames import _check_weights, _sample_from_frame
 from .logs import Log
 from .progress import Progress, progress_enabled
 from .sources import _batches, _columns_of, _log_files, _total_bytes
 from .columns import _pandas
+from .spec import LogSpec
 
 #: :func:`read_log_compressed` stops when the log has more distinct ``(w, r)`` pairs than this.
 MAX_PAIRS = 5_000_000
@@ -82,17 +83,18 @@ class _Groups:
         return self.total
 
 
-def read_log_compressed(path, *, format=None, weight=None, target_prob=None, logging_prob=None,
-                        reward=None, cost=None, count=None, wmin=0.0, wmax=None, pmin=None,
-                        rmin=None, rmax=None, cmin=None, cmax=None, chunk_size=1 << 18,
-                        max_pairs=MAX_PAIRS, progress=None) -> Log:
+def read_log_compressed(path, *, spec=None, format=None, weight=None, target_prob=None,
+                        logging_prob=None, reward=None, cost=None, count=None, wmin=None,
+                        wmax=None, pmin=None, rmin=None, rmax=None, cmin=None, cmax=None,
+                        chunk_size=1 << 18, max_pairs=MAX_PAIRS, progress=None) -> Log:
     """Read a log chunk by chunk, never whole, into its exact compression: a :class:`Log` whose
     sample has one row per distinct ``(w, r)`` pair, with counts.
 
     The sample equals ``read_log(...).sample.compress()`` on the same rows (counts, weights and
     rewards exactly; sums of non-integer counts up to rounding), so every estimate and interval
-    is the one on the whole log. The column and bound parameters are those of
-    :func:`sample_from_dataframe`; default column names are resolved on the first file.
+    is the one on the whole log. The columns and bounds are those of :func:`read_log` (a
+    :class:`LogSpec`, or its fields as keywords); default column names are resolved on the
+    first file.
 
     Parameters
     ----------
@@ -138,14 +140,16 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
     >>> log.n_rows, log.sample.n, log.sample.n_rows, log.sample.counts.tolist()
     (300, 300.0, 6, [74.0, 93.0, 44.0, 84.0, 2.0, 3.0])
     """
+    spec = LogSpec.from_keywords(
+        spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
+        cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
+        cmax=cmax)
     chunk_size = _positive_int("chunk_size", chunk_size)
     max_pairs = _positive_int("max_pairs", max_pairs)
-    files, root, names, options = _resolve(path, format, weight, target_prob, logging_prob,
-                                           reward, cost, count, wmin, wmax, pmin, rmin, rmax,
-                                           cmin, cmax)
+    files, root, names, spec = _resolve(path, format, spec)
     path = str(path)
     groups = _Groups(int(max_pairs), path)
-    for chunk, df, described, bar in _chunk_samples(files, root, names, chunk_size, options,
+    for chunk, df, described, bar in _chunk_samples(files, root, names, chunk_size, spec,
                                                     progress):
         groups.add(chunk.compress(), len(df))
         bar.label = f"elcvx: {groups.rows:,} rows, file {bar.file} of {len(files)}"
@@ -160,16 +164,15 @@ def read_log_compressed(path, *, format=None, weight=None, target_prob=None, log
                notes=notes)
 
 
-def read_log_rows(path, *, format=None, weight=None, target_prob=None, logging_prob=None,
-                  reward=None, cost=None, count=None, wmin=0.0, wmax=None, pmin=None, rmin=None,
-                  rmax=None, cmin=None, cmax=None, chunk_size=1 << 18, progress=None) -> Log:
+def read_log_rows(path, *, spec=None, format=None, chunk_size=1 << 18, progress=None) -> Log:
     """Read every row of a Parquet or CSV/TSV file, a folder of them or a glob into one
     :class:`Log` in memory, in file order: the files in the order :func:`read_log_compressed`
     takes them (sorted by path), each file's rows in their order.
 
     Each chunk is read and checked as :func:`read_log_compressed` reads it (messages name the
     file and the row); the sample holds the rows as they are (``--engine memory`` on the
-    command line, for a folder or a glob). Parameters as :func:`read_log_compressed`.
+    command line, for a folder or a glob). Parameters as :func:`read_log_compressed`, the
+    columns and bounds as a :class:`~elcvx.io.LogSpec` only.
 
     Returns
     -------
@@ -177,12 +180,10 @@ def read_log_rows(path, *, format=None, weight=None, target_prob=None, logging_p
         ``.sample`` the rows, in order; ``.path`` as given; ``.n_rows`` the rows read.
     """
     chunk_size = _positive_int("chunk_size", chunk_size)
-    files, root, names, options = _resolve(path, format, weight, target_prob, logging_prob,
-                                           reward, cost, count, wmin, wmax, pmin, rmin, rmax,
-                                           cmin, cmax)
+    files, root, names, spec = _resolve(path, format, LogSpec.from_keywords(spec))
     path = str(path)
     chunks, described = [], None
-    for chunk, _, described, _ in _chunk_samples(files, root, names, chunk_size, options, progress):
+    for chunk, _, described, _ in _chunk_samples(files, root, names, chunk_size, spec, progress):
         chunks.append(chunk)
     if not chunks:
         raise InvalidInputError(f"{path} has no data rows")
@@ -206,23 +207,17 @@ def _positive_int(name, value):
     return int(value)
 
 
-def _resolve(path, format, weight, target_prob, logging_prob, reward, cost, count, wmin, wmax,
-             pmin, rmin, rmax, cmin, cmax, extra=()):
-    """``(files, root, names, options)``: a chunked log's files, the columns to read (``extra``
-    ones too) and the options of :func:`~elcvx.io.frames._sample_from_frame` (column names resolved on the first
-    file)."""
+def _resolve(path, format, spec, extra=()):
+    """``(files, root, names, spec)``: a chunked log's files, the columns to read (``extra``
+    ones too) and ``spec`` (a :class:`~elcvx.io.LogSpec`) with its column names resolved on the
+    first file."""
     files, root = _log_files(path, format)
-    weight, target_prob, logging_prob, reward, cost = _resolve_columns(
-        _columns_of(files, root), weight, target_prob, logging_prob, reward, cost)
-    names = list(dict.fromkeys([c for c in (weight, target_prob, logging_prob, reward, cost, count)
-                                if c is not None] + list(extra)))
-    options = dict(weight=weight, target_prob=target_prob, logging_prob=logging_prob,
-                   reward=reward, cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin,
-                   rmin=rmin, rmax=rmax, cmin=cmin, cmax=cmax)
-    return files, root, names, options
+    spec = spec.resolve_columns(_columns_of(files, root))
+    names = list(dict.fromkeys(spec.column_names + list(extra)))
+    return files, root, names, spec
 
 
-def _chunk_samples(files, root, names, chunk_size, options, progress):
+def _chunk_samples(files, root, names, chunk_size, spec, progress):
     """``(sample, df, described, bar)`` for each chunk of the files, in order: the chunk's
     :class:`~elcvx.Sample` as :func:`read_log` builds one (its checks and messages, naming the
     file and the row) and its DataFrame (rows numbered in their file), while a progress bar (``bar``: its ``label`` is the caller's; ``file``
@@ -241,7 +236,7 @@ def _chunk_samples(files, root, names, chunk_size, options, progress):
             # Rows are numbered within their file, as read_table numbers them.
             df.index = pd.RangeIndex(first, first + len(df), name="row" if fmt == "parquet" else "line")
             df.attrs["file"] = file
-            chunk, described = _sample_from_frame(df, file, prefix=f"{file}: ", **options)
+            chunk, described = _sample_from_frame(df, file, spec, prefix=f"{file}: ")
             yield chunk, df, described, bar
             bar.update(done_bytes)
     finally:

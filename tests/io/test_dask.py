@@ -7,6 +7,7 @@ import json
 import os
 import re
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -33,6 +34,8 @@ from chunk_sums import (OPTIONS, add, chan, frame, moments, numpy_moments, numpy
                         sums)
 from test_scan import _assert_same_numbers as same_numbers  # noqa: E402
 from test_scan import _log as scan_frame  # noqa: E402  (continuous weights, ties in rewards)
+
+SPEC = eio.LogSpec(**OPTIONS)  # the columns and bounds of chunk_sums' logs
 
 REL = 1e-12  # the sums differ from numpy's only by the order of additions
 TOL = 1e-10  # the issue's: the engines agree to 1e-10 on the same data
@@ -73,14 +76,34 @@ def _close(actual, desired):
 
 def test_sums_over_files_equal_numpy(client, log):
     path, whole = log
-    with DaskRows(path, OPTIONS, client) as rows:
+    with DaskRows(path, SPEC, client) as rows:
         assert (rows.n_rows, rows.n_chunks) == (165, 3)
         _close(rows.map_reduce(sums, add), numpy_sums(whole))
 
 
+def test_keywords_and_spec_read_the_same_scan(client, log):
+    # scan_log(engine="dask") given the options as keywords or as one LogSpec: the same log, to
+    # the bit row by row (the passes' partial sums merge in the cluster's order: to REL).
+    path, whole = log
+    scans = [eio.scan_log(path, engine="dask", client=client, **how)
+             for how in (OPTIONS, {"spec": SPEC})]
+    try:
+        facts = [(s.n_rows, s.n, s.wmin, s.wmax, s.rmin, s.rmax, s.w_observed, s.columns)
+                 for s in scans]
+        assert facts[0] == facts[1]
+        rows = [[(c.w.tobytes(), c.r.tobytes(), c.counts.tobytes()) for c in s.rows_in_order()]
+                for s in scans]
+        assert rows[0] == rows[1]
+        for s in scans:
+            _close(s.engine.map_reduce(sums, add), numpy_sums(whole))
+    finally:
+        for s in scans:
+            s.engine.close()
+
+
 def test_chan_mean_and_variance_equal_numpy(client, log):
     path, whole = log
-    with DaskRows(path, OPTIONS, client) as rows:
+    with DaskRows(path, SPEC, client) as rows:
         n, m, m2 = rows.map_reduce(moments, chan)
     want = numpy_moments(whole)
     assert n == want[0]  # a count of rows: exact
@@ -92,7 +115,7 @@ def test_row_groups_cut_a_file_into_partitions(client, log, monkeypatch):
     # of 16) into groups of 3, 3 and 1 row groups; rows are then numbered across them.
     path, whole = log
     monkeypatch.setattr(_dask, "PARTITION_ROWS", 40)
-    with DaskRows(path, OPTIONS, client) as rows:
+    with DaskRows(path, SPEC, client) as rows:
         assert rows.n_chunks == 5
         _close(rows.map_reduce(sums, add), numpy_sums(whole))
 
@@ -104,7 +127,7 @@ def test_bad_value_names_file_and_row(client, tmp_path):
         df.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
     second = str(tmp_path / "part-1.parquet")
     with pytest.raises(InvalidInputError) as info:
-        DaskRows(str(tmp_path / "*.parquet"), OPTIONS, client)
+        DaskRows(str(tmp_path / "*.parquet"), SPEC, client)
     message = str(info.value)
     assert message.startswith(f"{second}: row 18: weight (column 'w') = -0.5"), message
 
@@ -115,13 +138,13 @@ def test_csv_text_value_names_the_line(client, tmp_path):
     df.to_csv(tmp_path / "log.csv", index=False)
     with pytest.raises(InvalidInputError,
                        match=r"log\.csv: line 6: column 'r' is 'oops', not a number"):
-        DaskRows(str(tmp_path / "log.csv"), OPTIONS, client)
+        DaskRows(str(tmp_path / "log.csv"), SPEC, client)
 
 
 def test_dask_dataframe_source(client, log):
     _, whole = log
     frame = dd.from_pandas(whole, npartitions=4)
-    with DaskRows(frame, OPTIONS, client) as rows:
+    with DaskRows(frame, SPEC, client) as rows:
         assert (rows.n_rows, rows.n_chunks) == (165, 4)
         _close(rows.map_reduce(sums, add), numpy_sums(whole))
 
@@ -130,7 +153,7 @@ def test_empty_partitions_are_dropped(client, log):
     _, whole = log
     frame = dd.from_pandas(whole, npartitions=4)
     kept = whole[whole.index < 50]  # the first two partitions' rows (of 42 or 41 rows each)
-    with DaskRows(frame[frame.index.to_series() < 50], OPTIONS, client) as rows:
+    with DaskRows(frame[frame.index.to_series() < 50], SPEC, client) as rows:
         assert (rows.n_rows, rows.n_chunks) == (50, 2)
         _close(rows.map_reduce(sums, add), numpy_sums(kept))
 
@@ -142,12 +165,12 @@ def test_dask_dataframe_bad_value_names_partition(client, log):
     frame = dd.from_pandas(bad, npartitions=4)
     with pytest.raises(InvalidInputError, match=r"partition \d of the Dask DataFrame: row 130: "
                                                 r"count \(column 'n'\) = 0.0 must be > 0"):
-        DaskRows(frame, OPTIONS, client)
+        DaskRows(frame, SPEC, client)
 
 
 def test_scheduler_address(client, log):
     path, whole = log
-    rows = DaskRows(path, OPTIONS, client.scheduler.address)
+    rows = DaskRows(path, SPEC, client.scheduler.address)
     try:
         _close(rows.map_reduce(sums, add), numpy_sums(whole))
     finally:
@@ -158,16 +181,16 @@ def test_scheduler_address(client, log):
 
 def test_missing_client_is_a_clear_error(log):
     with pytest.raises(InvalidInputError, match="pass client=.*--scheduler"):
-        DaskRows(log[0], OPTIONS, None)
+        DaskRows(log[0], SPEC, None)
 
 
 def test_missing_column(client, log):
     with pytest.raises(InvalidInputError, match="'cnt'"):
-        DaskRows(log[0], {**OPTIONS, "count": "cnt"}, client)
+        DaskRows(log[0], replace(SPEC, count="cnt"), client)
 
 
 def test_close_releases_the_partitions(client, log):
-    rows = DaskRows(log[0], OPTIONS, client)
+    rows = DaskRows(log[0], SPEC, client)
     keys = {f.key for f in rows._parts}
     rows.close()
     deadline = time.monotonic() + 10
@@ -178,7 +201,7 @@ def test_close_releases_the_partitions(client, log):
 
 def test_summary_of_the_rows(client, log):
     path, whole = log
-    with DaskRows(path, {**OPTIONS, "wmax": None, "pmin": 0.125}, client) as rows:
+    with DaskRows(path, replace(SPEC, wmax=None, pmin=0.125), client) as rows:
         assert rows.n == whole["n"].sum()  # integers: exact in any order
         assert rows.w_observed == (whole["w"].min(), whole["w"].max())
         assert (rows.wmin, rows.wmax, rows.rmin, rows.rmax) == (0.0, 8.0, -1.0, 3.0)
@@ -191,7 +214,7 @@ def _none_in_the_third_file(cols):
 
 
 def test_a_partial_of_none_ends_in_none(client, log):
-    with DaskRows(log[0], OPTIONS, client) as rows:
+    with DaskRows(log[0], SPEC, client) as rows:
         assert rows.map_reduce(_none_in_the_third_file, add) is None
 
 
@@ -353,7 +376,7 @@ def test_cli_unreachable_scheduler(one_file, capsys):
 
 
 def test_progress_of_the_read_and_the_passes(client, log, capsys):
-    with DaskRows(log[0], OPTIONS, client, progress=True) as rows:
+    with DaskRows(log[0], SPEC, client, progress=True) as rows:
         assert "elcvx: reading on the cluster" in capsys.readouterr().err
         rows.map_reduce(sums, add)
         rows.map_reduce(sums, add)
