@@ -33,7 +33,7 @@ from elcvx.experiments.realistic.policies import _features, _target_policy
 VARIANTS = ("el", "el-rho-self", "el-wmax-observed")
 
 
-def squared_errors(ds, strategy, replicates, seed):
+def evaluations(ds, strategy, replicates, seed):
     si = R.STRATEGIES.index(strategy)
     init, learn, ev = _splits(ds, "ope")
     K = ds.n_classes
@@ -45,7 +45,7 @@ def squared_errors(ds, strategy, replicates, seed):
     pi.close()
     y = ds.y[ev]
     truth, wmax = R.true_value(PI, y), R.weight_bound(strategy, P_eval, K)
-    se = {k: [] for k in VARIANTS + ("snips",)}
+    estimates = {k: [] for k in VARIANTS + ("snips",)}
     atom = []
     for rep in range(replicates):
         a = R.draw_actions(P_eval, R.dataset_rng(seed, ds.id, si, 2, rep))
@@ -62,8 +62,8 @@ def squared_errors(ds, strategy, replicates, seed):
                   "el-wmax-observed": elcvx.estimate(s_obs, method="fast", rho="midpoint").value,
                   "snips": snips}
         for k, v in values.items():
-            se[k].append((v - truth) ** 2)
-    return se, atom
+            estimates[k].append(v)
+    return estimates, truth, atom
 
 
 def main(argv=None):
@@ -84,10 +84,11 @@ def main(argv=None):
         wtl = {k: [0, 0, 0] for k in VARIANTS}
         atoms = []
         for ds in data:
-            se, atom = squared_errors(ds, strategy, args.replicates, args.seed)
+            estimates, truth, atom = evaluations(ds, strategy, args.replicates, args.seed)
             atoms += atom
             for k in VARIANTS:
-                wtl[k][("win", "tie", "loss").index(R.paired_outcome(se[k], se["snips"], higher_is_better=False))] += 1
+                outcome = R.compare_estimates(estimates[k], estimates["snips"], np.full(len(atom), truth))
+                wtl[k][("win", "tie", "loss").index(outcome)] += 1
         cells = ["/".join(map(str, wtl[k])) for k in VARIANTS]
         print(f"| {strategy} | " + " | ".join(cells) + f" | {np.mean(atoms):.2f} |", flush=True)
 

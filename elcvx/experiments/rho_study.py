@@ -152,24 +152,26 @@ def realistic_ope(data_dir, *, strategies=R.STRATEGIES, datasets=None, replicate
 
 def realistic_table(run: dict) -> list:
     """Wins/ties/losses over datasets of each EL rule against IPS, SNIPS, EMP and EL at the
-    midpoint, by Table 1's paired t-test on squared errors (:func:`realistic.paired_outcome`)."""
+    midpoint, by Table 1's comparison (:func:`realistic.compare_estimates`)."""
     import pandas as pd
 
     df = pd.DataFrame(run["rows"])
-    df["se"] = (df["estimate"] - df["truth"]) ** 2
-    wide = df.pivot(index=["strategy", "dataset", "replicate"], columns="estimator", values="se")
+    index = ["strategy", "dataset", "replicate"]
+    wide = df.pivot(index=index, columns="estimator", values="estimate")
+    wide["truth"] = df.groupby(index).truth.first()
     out = []
     for strategy in run["strategies"]:
         sub = wide.loc[strategy]
         atom = sum(v for (d, s), v in run["atoms"].items() if s == strategy) / (len(sub) or 1)
         for est in EL_COLUMNS.values():
             for other in VERSUS + (("el",) if est != "el" else ()):
-                outs = [R.paired_outcome(g[est], g[other], higher_is_better=False)
+                outs = [R.compare_estimates(g[est], g[other], g["truth"])
                         for _, g in sub.groupby(level="dataset")]
                 w, t, l = _wtl(outs)
+                mse = ((sub[[est, other]].sub(sub["truth"], axis=0)) ** 2).mean()
                 out.append(dict(estimator=est, versus=other, strategy=strategy, wins=w, ties=t,
-                                losses=l, datasets=len(outs), mse_estimator=float(sub[est].mean()),
-                                mse_versus=float(sub[other].mean()), atom_share=atom))
+                                losses=l, datasets=len(outs), mse_estimator=float(mse[est]),
+                                mse_versus=float(mse[other]), atom_share=atom))
     return out
 
 

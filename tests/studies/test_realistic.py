@@ -123,11 +123,33 @@ def test_paired_outcome():
     assert R.paired_outcome(b, b, higher_is_better=True) == "tie"
     noise = rng.normal(0, 1, 60)
     assert R.paired_outcome(b + 1e-3 * noise, b, higher_is_better=True) == "tie"
-    # Errors equal to rounding (EL and emp with an empty atom): a tie, whatever the sign of the
-    # last bits; a consistent difference just above the tables' 10 digits still counts.
+    # Pairs flagged the same number differ by 0; the others are tested as they are.
     last_bits = b * (1 - 1e-15 * (1 + 0.1 * np.abs(noise)))  # smaller by rounding, every time
-    assert R.paired_outcome(last_bits, b, higher_is_better=False) == "tie"
-    assert R.paired_outcome(b * (1 - 1e-8), b, higher_is_better=False) == "win"
+    assert R.paired_outcome(last_bits, b, higher_is_better=False) == "win"
+    assert R.paired_outcome(last_bits, b, higher_is_better=False, same=np.ones(60, bool)) == "tie"
+    half = np.arange(60) < 30
+    assert R.paired_outcome(b - 0.1, b, higher_is_better=False, same=half) == "win"
+
+
+def test_estimators_that_agree_to_certified_accuracy_tie_in_table_1():
+    # EL and emp agree to 1e-12 on every replicate (EL's atom empty), EL a hair worse each time:
+    # a tie, not 2 losses; IPS, worse by 0.05 in every replicate, loses both datasets. The
+    # table's other comparisons need their estimators, so only these two rows are read.
+    rows = []
+    for dataset in (1, 2):
+        for rep in range(5):
+            truth = 0.5
+            err = 0.01 * (rep + 1)
+            for est, value in (("el", truth + err + 1e-12), ("emp", truth + err),
+                               ("ips", truth + err + 0.05)):
+                rows.append(dict(dataset=dataset, strategy="bag=10", replicate=rep,
+                                 estimator=est, estimate=value, truth=truth))
+    study = R.RealisticStudy(datasets=[1, 2], strategies=("bag=10",), tables=("ope",),
+                             replicates=5, learning_replicates=2, seed=0, ope=rows)
+    table = {r["versus"]: (r["wins"], r["ties"], r["losses"])
+             for r in study.ope_table() if r["estimator"] == "el"}
+    assert table["emp"] == (0, 2, 0)
+    assert table["ips"] == (2, 0, 0)
 
 
 def test_draw_actions_follows_pmf():
@@ -288,14 +310,15 @@ def test_el_vs_snips_diagnostic_uses_the_table_1_logs():
     ds = R.load_folder(DATA, datasets=[1473])[0]
     si = R.STRATEGIES.index("epsilon=0.05")
     _, _, _, ope, _, info, _ = _run_ope((ds, si, "epsilon=0.05", R.DEFAULT_SEED, 5, False))
-    se, atom = mod.squared_errors(ds, "epsilon=0.05", 5, R.DEFAULT_SEED)
+    estimates, truth, atom = mod.evaluations(ds, "epsilon=0.05", 5, R.DEFAULT_SEED)
+    assert truth == pytest.approx([r["truth"] for r in ope if r["estimator"] == "el"][0], rel=1e-15)
     for name, key in (("el", "el"), ("snips", "snips")):
-        expected = [(r["estimate"] - r["truth"]) ** 2 for r in ope if r["estimator"] == key]
-        assert se[name] == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        expected = [r["estimate"] for r in ope if r["estimator"] == key]
+        assert estimates[name] == pytest.approx(expected, rel=1e-12, abs=1e-15)
     # with no mass on the atom the three EL variants are the same number
     for i, has_mass in enumerate(atom):
         if not has_mass:
-            assert se["el-rho-self"][i] == pytest.approx(se["el"][i], abs=1e-12)
+            assert estimates["el-rho-self"][i] == pytest.approx(estimates["el"][i], abs=1e-12)
 
 
 def test_cli_errors(tmp_path, capsys):

@@ -45,7 +45,9 @@ Feedback"; details and conventions in ``docs/realistic.md``)
 * **Paired tests.** ``scipy.stats.ttest_rel`` at 95% per dataset: of EL's squared errors
   against each other estimator's, and of ``el-cv``'s against IPS, SNIPS, EL and DR (Table 1), of each objective's true values against IPS's
   (Table 2). ``p < 0.05`` and the better mean is a win; a ``nan`` statistic (identical
-  columns) is a tie.
+  columns) is a tie. In Table 1 two estimates within 1e-6 (the accuracy the solvers certify)
+  are the same number (:func:`compare_estimates`): the sign of a rounding difference is no
+  outcome.
 
 Random streams: ``SeedSequence(seed, spawn_key=(id, strategy index, part, replicate))``; the
 results depend neither on ``jobs`` nor on which other datasets or strategies are run.
@@ -68,7 +70,7 @@ from .policies import (STRATEGIES, OpeSetup, draw_actions, ope_setup, pmf, predi
                        strategy_args, train_logging_policy, train_reward_predictor, true_value,
                        weight_bound)
 from .report import AUTHORS_EL, AUTHORS_EL_CV, PAPER_CI, PAPER_LEARNING, PAPER_OPE
-from .study import RealisticStudy, paired_outcome, run_study
+from .study import RealisticStudy, compare_estimates, paired_outcome, run_study
 
 __all__ = [
     "STRATEGIES", "ESTIMATORS", "PAPER_ESTIMATORS", "CV_VERSUS", "INTERVAL_METHODS", "OBJECTIVES",
@@ -76,5 +78,5 @@ __all__ = [
     "load_dataset", "load_folder", "bandit_rewards",
     "split_sizes", "strategy_args", "train_logging_policy", "train_reward_predictor",
     "predict_rewards", "pmf", "weight_bound", "true_value",
-    "paired_outcome", "run_study", "merge_runs", "RealisticStudy",
+    "paired_outcome", "compare_estimates", "run_study", "merge_runs", "RealisticStudy",
 ]

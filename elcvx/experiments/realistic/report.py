@@ -64,10 +64,10 @@ def summary_markdown(st, command) -> str:
           + (f"; learning runs per (dataset, strategy): {st.learning_replicates}"
              if "learning" in st.tables else ""),
           (f"* Seed {st.seed}; wall time {format_seconds(st.wall_time)} with {st.jobs} job(s) "
-           f"(CPU time of the tasks {format_seconds(st.cpu_time)}); paired t-tests (`scipy.stats.ttest_rel`) at 95%."
+           f"(CPU time of the tasks {format_seconds(st.cpu_time)}); paired t-tests (`scipy.stats.ttest_rel`) at 95%, estimates within 1e-6 counted equal."
            if not st.parts else
            f"* Merged from {len(st.parts)} runs (seed {st.seed if st.seed is not None else 'not recorded'}); "
-           "paired t-tests (`scipy.stats.ttest_rel`) at 95%. The runs:")]
+           "paired t-tests (`scipy.stats.ttest_rel`) at 95%, estimates within 1e-6 counted equal. The runs:")]
     for folder, cmd, setup in st.parts:
         L.append(f"  * `{folder}`: " + (f"`{cmd}`" if cmd else "(no summary.md)") + (f"; {setup}" if setup else ""))
     L += [""]

@@ -20,23 +20,26 @@ from .methods import (CV_VERSUS, DEFAULT_REPLICATES, ESTIMATORS, INTERVAL_METHOD
 from .policies import STRATEGIES, strategy_args
 from .tasks import _run_learning, _run_ope, run_task
 
-__all__ = ["paired_outcome", "RealisticStudy", "run_study"]
+__all__ = ["paired_outcome", "compare_estimates", "RealisticStudy", "run_study"]
 
 
-SAME_NUMBER = 1e-9  # relative: two errors closer than this are the same number
+# Two estimates closer than this (reward-range units, the accuracy EL's solvers certify) are the
+# same number: their squared errors tie, whatever the sign of the difference's last digits.
+SAME_ESTIMATE = 1e-6
 
 
-def paired_outcome(a, b, *, higher_is_better: bool, level: float = LEVEL) -> str:
-    """``"win"``, ``"tie"`` or ``"loss"`` of ``a`` against ``b``: paired t-test (``ttest_rel``)."""
+def paired_outcome(a, b, *, higher_is_better: bool, level: float = LEVEL, same=None) -> str:
+    """``"win"``, ``"tie"`` or ``"loss"`` of ``a`` against ``b``: paired t-test of ``a - b``
+    (as ``ttest_rel``), where pairs flagged in ``same`` differ by 0 (two estimators that agree
+    to their certified accuracy, such as EL and emp when EL's atom is empty: a 1e-12 difference
+    is no outcome)."""
     from scipy import stats
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     keep = np.isfinite(a) & np.isfinite(b)  # a failed fit (nan) drops its pair
-    a, b = a[keep], b[keep]
-    d = a - b
-    # Two estimators that agree to rounding (EL and emp when EL's atom is empty) tie: the sign
-    # of a 1e-17 difference is no outcome, and the tables keep 10 digits.
-    d[np.abs(d) <= SAME_NUMBER * np.maximum(np.abs(a), np.abs(b))] = 0.0
+    d = a[keep] - b[keep]
+    if same is not None:
+        d[np.asarray(same, dtype=bool)[keep]] = 0.0
     if d.size < 2 or np.all(d == d[0]):
         if d.size and d[0] != 0 and np.all(d == d[0]):  # constant non-zero difference: certain
             better = d[0] > 0 if higher_is_better else d[0] < 0
@@ -46,11 +49,20 @@ def paired_outcome(a, b, *, higher_is_better: bool, level: float = LEVEL) -> str
 
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nearly identical columns: p is nan or ~1
-        res = stats.ttest_rel(a, b)
+        res = stats.ttest_1samp(d, 0.0)
     if not np.isfinite(res.pvalue) or res.pvalue >= 1 - level:
         return "tie"
     better = d.mean() > 0 if higher_is_better else d.mean() < 0
     return "win" if better else "loss"
+
+
+def compare_estimates(a, b, truth) -> str:
+    """Table 1's outcome of estimator ``a`` against ``b`` on one dataset's evaluations: the
+    paired t-test of their squared errors against ``truth`` (:func:`paired_outcome`), with
+    estimates closer than :data:`SAME_ESTIMATE` the same number."""
+    a, b, truth = (np.asarray(x, dtype=float) for x in (a, b, truth))
+    return paired_outcome((a - truth) ** 2, (b - truth) ** 2, higher_is_better=False,
+                          same=np.abs(a - b) <= SAME_ESTIMATE)
 
 
 def _wtl(outcomes) -> tuple:
@@ -102,9 +114,11 @@ class RealisticStudy:
                 if sub.empty:
                     continue
                 w = sub.pivot(index=["dataset", "replicate"], columns="estimator", values="se")
+                v = sub.pivot(index=["dataset", "replicate"], columns="estimator", values="estimate")
+                v["truth"] = sub.groupby(["dataset", "replicate"]).truth.first()
                 ok = np.isfinite(w[est]) & np.isfinite(w[other])
-                outs = [paired_outcome(g[est], g[other], higher_is_better=False)
-                        for _, g in w[ok].groupby(level="dataset")]
+                outs = [compare_estimates(g[est], g[other], g["truth"])
+                        for _, g in v[ok].groupby(level="dataset")]
                 wins, ties, losses = _wtl(outs)
                 out.append(dict(estimator=est, versus=other, strategy=strategy, wins=wins, ties=ties,
                                 losses=losses, datasets=len(outs),
