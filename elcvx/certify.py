@@ -151,6 +151,27 @@ def _correction(M, rest):
     return z, rest - M @ z
 
 
+def _fit(M, columns, residual, mu):
+    """``(mu, z, off)``: the rows' correction ``z`` for what the atoms' masses ``mu`` leave of
+    ``residual``; where the two fitted one after the other leave more than rounding (the atoms
+    carry nearly all of a moment of size ``1e6``), both at once on the atoms that carry mass,
+    if that keeps every mass nonnegative."""
+    z, off = _correction(M, residual - columns @ mu)
+    best = (mu, z, off)
+    if np.abs(off).max(initial=0.0) <= ROUNDING:
+        return best
+    # (Atoms of mass 1e-19 are rounding: moved with the others, they may turn negative.)
+    for on in (mu > ROUNDING * mu.max(initial=0.0), mu > 0):
+        if not on.any():
+            continue
+        both, left = _correction(np.column_stack([columns[:, on], M]), residual - columns @ mu)
+        joint = mu.copy()
+        joint[on] += both[:on.sum()]
+        if np.all(joint >= 0) and np.abs(left).max() < np.abs(best[2]).max():
+            best = (joint, both[on.sum():], left)
+    return best
+
+
 def _met(off):
     return float(np.abs(off).max(initial=0.0)) <= ROUNDING
 
@@ -183,7 +204,7 @@ def likelihood(n, c_min, A, h, x, mass, moments, q2, value=None) -> LikelihoodCe
 
 def _likelihood_at(mu, n, c_min, slack, residual, columns, M, moments, q2):
     """:func:`likelihood`'s certificate with the atoms' masses ``mu``."""
-    z, off = _correction(M, residual - columns @ mu)
+    mu, z, off = _fit(M, columns, residual, mu)
     if not _met(off):
         return _rejected(LikelihoodCertificate,
                          f"the moment constraints are off by {np.abs(off).max():.2g}", mu)
@@ -228,7 +249,7 @@ def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width) -> Cert
 def _bound_at(mu, n, c_min, B, floor, slack, residual, rr, sums, kappa, kg, dual, quantile,
               mle_gap, width):
     """:func:`bound`'s certificate with the atoms' masses ``mu``."""
-    z, off = _correction(kappa * rr, residual - B.T @ mu)  # e = z . r moves sum c q F by kappa rr z
+    mu, z, off = _fit(kappa * rr, B.T, residual, mu)  # e = z . r moves sum c q F by kappa rr z
     if not _met(off):
         return _rejected(Certificate, f"the moment constraints are off by {np.abs(off).max():.2g}",
                          mu)

@@ -551,9 +551,14 @@ def fuzz(seeds, shrink_budget=60.0) -> Fuzz:
 # The tests
 # ---------------------------------------------------------------------------------------------
 QUICK = range(200_000, 200_052)  # 4 seeds per regime
+# Seeds of the full run that failed once, each with what was fixed: they stay in the default run.
+FIXED = {
+    395: "the certificate fitted the atoms' masses, then the rows' correction, one after the "
+         "other: with a target of 1e6 carried by the atoms, 2e-10 of the mass was left over",
+}
 
 
-@pytest.mark.parametrize("seed", QUICK)
+@pytest.mark.parametrize("seed", [*QUICK, *FIXED])
 def test_fuzz_models_quick(seed):
     """One case through every check on all three methods (default ``make test``)."""
     case = M.draw(seed)
