@@ -89,7 +89,7 @@ def test_realistic_summary(readme):
     assert {jobs for _, _, jobs in walls} == {"2"}
     assert (f"{evaluations} evaluations and {runs} learning runs per dataset and strategy; Table 2 "
             f"took {minutes:.0f} min on 2 CPUs") in text
-    # "EL against SNIPS goes from 20/104/58 ... over the 182 (dataset, strategy) pairs to 39/108/35"
+    # "EL against SNIPS goes from 19/118/45 ... over the 182 (dataset, strategy) pairs to 34/140/8"
     rho = _rows("rho/table1_rho.csv")
 
     def against_snips(estimator):
