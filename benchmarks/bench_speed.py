@@ -13,7 +13,7 @@ Two baselines, each one pass over ``N`` fresh values, timed just before the repe
 they see the same load: ``np.log1p(0.1 * (w - 1)).sum()`` over the gamma log's weights (the
 issue's), and ``np.log1p(x).sum()`` over uniform ``x`` (:mod:`bench_core`'s). Times are wall
 clock (threads share the process's CPU time): each setting of ``ELCVX_NUM_THREADS`` runs on the
-same fresh arrays within a repetition, settings in turn; each cell is the median over the
+same fresh arrays within a repetition, settings in turn (in alternating order); each cell is the median over the
 repetitions, each ratio the median of the repetitions' ratios.
 
     python benchmarks/bench_speed.py               # N = 1e4 and 1e7
@@ -90,7 +90,9 @@ def measure(log, n, repeats, settings):
         issue, core = baselines(n, seed)
         w, r = ARRAYS[log](n, seed)
         answers = set()
-        for t in settings:
+        # (Settings in turn, in the other order every other repetition: what runs first can
+        # pay for page faults or a busy core the next does not.)
+        for t in settings if rep % 2 == 0 else settings[::-1]:
             times, answer = run_once(w, r, t)
             answers.add(answer)
             runs[t].append(dict(times, issue=issue, core=core))
