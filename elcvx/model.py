@@ -138,6 +138,13 @@ class Moments:
                 self._c_min = float(self.engine.map_reduce(_least_count, min))
         return self._c_min
 
+    def detached(self):
+        """The same model without its scratch rows (what a solution's ``q``, computed on its
+        first read, keeps: :func:`elcvx.fast.objectives.likelihood_q`)."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__, _scratch=[])
+        return out
+
     def negated(self):
         """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""
         out = object.__new__(Moments)
@@ -196,7 +203,7 @@ def origin_stats(blk, tmp, nonnegative=False):
             wsum(cb, np.subtract(blk.Ft[0], h, out=tmp))]
 
 
-def stats_block(blk, sc, out=None):
+def stats_block(blk, sc):
     """``([sum c, sum c F (each row), sum c h, sum c |h|, sum c (w - h)], min h)`` over a
     block: the sums the programs need besides their passes."""
     cb = blk.c

@@ -135,9 +135,11 @@ def fold_blocks(kernel, merge, size, block_at, params, scratch_of, threads=1, ou
         parts = []
         with np.errstate(**errors):
             for i, j in ranges[first:last]:
-                part = None if stop else kernel(block_at(i, j, feature_rows),
-                                                kernel_rows[:, :j - i], *params,
-                                                out=None if out is None else out[i:j])
+                if stop:
+                    return None
+                blk, sc = block_at(i, j, feature_rows), kernel_rows[:, :j - i]
+                part = (kernel(blk, sc, *params) if out is None
+                        else kernel(blk, sc, *params, out=out[i:j]))
                 if part is None:
                     stop.append(True)
                     return None

@@ -61,14 +61,15 @@ def _features(blk, h_minus):
     return D
 
 
-def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None):
+def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
     """The sums of the likelihood ``sum c log(1 + d x)`` over the block's rows ``d`` (with ``h
     - value`` as a last feature when ``value`` is not None); None outside the domain. With ``a =
-    1 + d x`` and ``q = scale / a`` (to ``out`` when given), flat: ``f``; ``size = sum c |log
+    1 + d x`` and ``q = scale / a``, flat: ``f``; ``size = sum c |log
     a|`` (the terms that cancel in ``f``); ``sum c q``; ``sum c q d`` (the gradient, times
     ``scale``); ``sum c q^2 d d' / scale`` (minus the Hessian, times ``scale``); with ``extra``
     (an MLE's) ``sum c q h`` and, if it is 2, :func:`quadratic_sums`; last ``sum c q^2 / scale``
-    and ``sum c q^2 d / scale`` (the certificate's).
+    and ``sum c q^2 d / scale`` (the certificate's). ``q`` itself is not kept: :func:`q_block`
+    gives it, on request.
 
     ``origin``: ``x = 0``, where every ``a`` is 1 (no log, no division: the MLE's start);
     ``extra`` then adds :func:`powers` (times ``scale``; if ``extra & 2``) and
@@ -95,7 +96,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
     if not lo > -1.0:
         return None
     np.add(s, 1.0, out=a)
-    q = np.divide(scale, a, out=out if out is not None else qb)
+    q = np.divide(scale, a, out=qb)
     f = log_sum(cb, a, t1, 1.0 + lo, 1.0 + hi)
     # sum |log a| = 2 sum log max(a, 1) - sum log a
     size = 2.0 * log_sum(cb, np.maximum(a, 1.0, out=t1), t2, 1.0, max(1.0, 1.0 + hi)) - f
@@ -155,7 +156,7 @@ def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
             + [float(np.dot(cq, y)) / scale for y in (q, *R)])
 
 
-def quadratic_block(blk, sc, x, out=None):
+def quadratic_block(blk, sc, x):
     """The sums of products of ``(h, 1, D) / (1 + D x)`` over the block (the bound's start,
     :func:`elcvx.fast.starts._quadratic_start`): ``[gram (flat), sums]``."""
     m = blk.Dt.shape[0]
@@ -200,13 +201,13 @@ class BoundSums(NamedTuple):
                    rows[:, 3 + m + m * m:].sum(axis=0))
 
 
-def bound_block(blk, sc, y, span=None, out=None):
+def bound_block(blk, sc, y, span=None):
     """The bound's pass at ``y = (gamma, beta, lambda)`` over a block: ``a = F y + h`` and
     ``[sum c log a, sum c h / a, sum c, mean of r (each), the scatter of r about it (flat),
     sum c (h / a) r (each)]`` of ``r = F / a`` (a fold's blocks' rows are summed at once by :meth:`BoundSums.of`, its
     ``combine``, and folds merged by :func:`merge_moments`); None outside
-    the domain (some ``a <= 0``). ``1/a`` goes to ``out`` when given (``q`` is proportional to
-    it). ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
+    the domain (some ``a <= 0``). ``q = kappa / a`` is not kept: :func:`bound_q_block` gives it,
+    on request. ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
     reduction per block then). Reads no ``D``."""
     m = blk.Ft.shape[0] + 1
     R, cR, a, t = sc[:m], sc[m:2 * m], sc[2 * m], sc[2 * m + 1]
@@ -217,7 +218,7 @@ def bound_block(blk, sc, y, span=None, out=None):
     if not lo > 0:
         return None
     cb = blk.c
-    inv = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 2])
+    inv = np.divide(1.0, a, out=sc[2 * m + 2])
     logs = log_sum(cb, a, t, lo, hi)
     ch = blk.h if cb is None else np.multiply(blk.h, cb, out=t)
     h_sum = float(np.dot(ch, inv))
@@ -231,6 +232,33 @@ def bound_block(blk, sc, y, span=None, out=None):
         r -= mr
     H = gram(R, R if cb is None else np.multiply(R, cb, out=cR))
     return [logs, h_sum, nb] + mb + list(H.ravel()) + h_r
+
+
+def q_block(blk, sc, x, value, scale, out):
+    """A likelihood program's ``q = scale / (1 + d x)`` on the block's rows, into ``out``: the
+    same operations as :func:`loglik_block`'s, so the same bits. Returns 0.0 (nothing to
+    merge)."""
+    s, a, t1, e = sc[0], sc[1], sc[2], sc[3]
+    D = _features(blk, None if value is None else (value, e))
+    combine(x, D, s, t1)
+    np.add(s, 1.0, out=a)
+    np.divide(scale, a, out=out)
+    return 0.0
+
+
+def bound_q_block(blk, sc, y, kappa, out):
+    """The bound's ``q = kappa / a``, ``a = F y + h``, on the block's rows, into ``out``: the
+    same operations as :func:`bound_block`'s, so the same bits. Returns 0.0."""
+    a = sc[0]
+    combine(y[1:], blk.Ft, a, sc[1])
+    a += blk.h
+    a += y[0]
+    np.divide(1.0, a, out=out)
+    np.multiply(out, kappa, out=out)
+    return 0.0
+
+
+bound_q_block.reads_D = False
 
 
 def merge_moments(p, q):
