@@ -74,12 +74,15 @@ def memo(oracle):
 
 
 def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
-             flat_slope=None) -> Outcome:
+             flat_slope=None, polish=False) -> Outcome:
     """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a feasible ``x0`` (in the
     oracle's domain; on a face is fine). See the module's docstring; ``gap_tol``: an absolute
     accuracy of ``f`` that suffices (besides its rounding floor), for :func:`_gap`.
     ``flat_slope(d)``: ``f``'s exact slope along a direction ``d`` in which its Hessian is null
-    (a redundant constraint: ``f`` is linear there), where the gradient's is rounding."""
+    (a redundant constraint: ``f`` is linear there), where the gradient's is rounding.
+    ``polish``: one Newton step towards the rounding floor of the gradient from a point where
+    ``f`` is at its own (no stop on ``f``'s concavity gap; each step accepted if ``f`` stays
+    within rounding): the status is ``"polished"`` once a step is taken, else as above."""
     x = np.array(x0, dtype=float)
     f, g, H, size = oracle(x)
     none = np.zeros(len(A))
@@ -94,7 +97,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
     moved = True  # x is new: its concavity gap is not yet known
     escapes = 0  # steps out of a degenerate vertex (:func:`_settle`)
     for _ in range(max_iter):
-        if moved:
+        if moved and not polish:
             gap, masses = _gap(g, A, h, x)
             if gap <= max(_FLOOR * size, gap_tol):
                 return Outcome(x, f, g, masses, "optimal")
@@ -154,7 +157,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
         polishing = stationary
         polished += polishing  # f is converged, the gradient (q, the masses) not yet
         step = _line_search(oracle, x, f, d, decrement, size, A, h, active, hit, alpha_max, soft,
-                            polishing or far)
+                            polishing or far or polish)
         if step is None:
             masses, residual = _multipliers(g, A, active)
             # f's rounding hides the gain; or x meets the KKT conditions (sufficient for a
@@ -170,6 +173,8 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
                 continue
             return Outcome(x, f, g, none, "line search failed")
         x, f, g, H, size, landed = step
+        if polish:
+            return Outcome(x, f, g, none, "polished")
         moved = True
         blind.clear()
         seen.clear()

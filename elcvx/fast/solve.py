@@ -79,16 +79,18 @@ def _at_the_mle(data, mle_sol):
     return None
 
 
-def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=None):
+def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=None,
+           polish=False):
     """``(x, f, status)``: the active-set Newton method from a feasible ``x``; with ``max_iter
     = 0``, ``x`` itself (another solver's point, for the certificate to judge). The objective
     along a direction ``d`` in which the rows' features vanish (a redundant constraint) is
-    linear, of slope ``-lin . d`` (the bound's) or 0 (the likelihoods')."""
+    linear, of slope ``-lin . d`` (the bound's) or 0 (the likelihoods'). ``polish``: one
+    Newton step to the rounding floor (:func:`_polished`)."""
     if max_iter == 0:
         return x, oracle(x)[0], "optimal"
     flat = (lambda d: 0.0) if lin is None else (lambda d: -float(lin @ d))
     out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL if kkt_tol is None else kkt_tol,
-                   gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat)
+                   gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat, polish=polish)
     return out.x, out.f, out.status
 
 
@@ -97,19 +99,33 @@ _MASS_TOL = 1e-8
 
 
 # The active-set method polishes the gradient (the primal q it gives) to this KKT residual; and
-# where the certificate asks for more, to the rounding floor, in at most _POLISH_ITER iterations.
+# where the certificate asks for more, to the rounding floor, in at most _POLISH_ITER steps.
 _KKT_TOL = 1e-11
 
 
 _POLISH_ITER = 4
 
 
-def _polish(oracle, x, A, h, lin=None):
-    """``(x, f, status)`` after at most ``_POLISH_ITER`` Newton steps towards the rounding floor
-    (a KKT tolerance of 0, which no iteration count meets): a candidate that the certificate
-    alone judges, so running out of steps there is no failure."""
-    x, f, status = _solve(oracle, x, A, h, _POLISH_ITER, kkt_tol=0.0, lin=lin)
-    return x, f, "optimal" if status == "max_iter" else status
+def _polished(read, oracle, x, A, h, lin=None):
+    """The certified solution (``read(x, "optimal")``) after Newton steps towards the rounding
+    floor of the gradient from ``x``, one at a time, each read and certified, until one is
+    certified or :data:`_POLISH_ITER` are taken; None if none could be taken.
+
+    Where the active-set method stops, ``f`` is at its rounding floor, not always the gradient:
+    a bound's value of 0.5 is the difference of terms of 900, which hides a gradient of 1e-12,
+    and the certificate of a bound on ``N`` rows loses ``N`` times the gradient in likelihood
+    (at ``N = 1e7``, a gradient of 1e-13 is the most it allows); a nearly redundant constraint
+    makes a gradient of 1e-12 a large correction too. The last step's pass is the certificate's,
+    so each step costs one pass."""
+    out = None
+    for _ in range(_POLISH_ITER):
+        x, _, status = _solve(oracle, x, A, h, kkt_tol=0.0, lin=lin, polish=True)
+        if status != "polished":
+            break
+        out = read(x, "optimal")
+        if out.status == "optimal":
+            break
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,9 +202,8 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
     if status == "optimal" and out.status != "optimal" and out.cert.masses is not None:
         # The method's KKT tolerance was met, not the certificate's: where a constraint is nearly
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
-        # Newton steps to the rounding floor, then the certificate again.
-        x, _, status = _polish(oracle, x, A, h)
-        out = _read(data, value, A, h, x, raw, status)
+        # Newton steps to the rounding floor, each certified.
+        out = _polished(lambda x, st: _read(data, value, A, h, x, raw, st), oracle, x, A, h) or out
     if out.status != "optimal":
         # The active-set method stalled (a degenerate dual it does not see): the barrier
         # method from a strictly feasible point near where it stopped, certified on the faces
@@ -391,10 +406,10 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     out = _bound_read(y, f, status, **bound)
     if status == "optimal" and out.status != "optimal":
         # As for the likelihood: the method's stopping rule was met, not the certificate's (a
-        # dual nearly flat along a direction the likelihood constraint is not); Newton steps to
-        # the rounding floor, then the certificate again.
-        y, f, status = _polish(oracle, y, B, floor, lin)
-        out = _bound_read(y, f, status, **bound)
+        # dual nearly flat along a direction the likelihood constraint is not; a gradient of
+        # 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
+        out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y, B,
+                        floor, lin) or out
     if out.status != "optimal" and max_iter == MAX_ITER:
         # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
         y, f, status = _barrier_from(oracle, B, floor, y)
