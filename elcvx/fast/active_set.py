@@ -261,6 +261,10 @@ def _face_step(g, H, AW, x, flat_slope=None):
     line search cut it down.
     """
     m = g.size
+    if not len(AW) and m <= 2:
+        d = _small_newton_step(g, H)
+        if d is not None:
+            return d, np.zeros(0)
     dg = -np.diag(H)
     diag = np.sqrt(np.where((dg > 0) & np.isfinite(dg), dg, 1.0))
     Hs = H / np.outer(diag, diag)
@@ -302,6 +306,29 @@ def _face_step(g, H, AW, x, flat_slope=None):
         ds = Z @ p
     mu = np.linalg.lstsq(As.T, -(gs + Hs @ ds), rcond=None)[0] if len(AW) else np.zeros(0)
     return ds / diag, mu
+
+
+def _small_newton_step(g, H):
+    """The common case of :func:`_face_step`, in closed form: no constraint in the working set,
+    one or two variables, ``H`` negative definite after the Jacobi scaling (its eigenvalues
+    ``-1 +- r``, ``r`` the scaled off-diagonal entry, below ``-1e-12`` of the largest in
+    size): the Newton step ``-H^-1 g``, by the same scaling. None otherwise (the general
+    method, with its flat directions)."""
+    if len(g) == 1:
+        dg = -float(H[0, 0])
+        if not (dg > 0 and math.isfinite(dg)):
+            return None
+        return np.array([float(g[0]) / dg])
+    d0, d1 = -float(H[0, 0]), -float(H[1, 1])
+    if not (d0 > 0 and d1 > 0 and math.isfinite(d0) and math.isfinite(d1)):
+        return None
+    s0, s1 = math.sqrt(d0), math.sqrt(d1)
+    r = float(H[0, 1]) / (s0 * s1)
+    if not -1.0 + abs(r) < -1e-12 * (1.0 + abs(r)):
+        return None
+    g0, g1 = float(g[0]) / s0, float(g[1]) / s1
+    det = 1.0 - r * r
+    return np.array([(g0 + r * g1) / det / s0, (r * g0 + g1) / det / s1])
 
 
 def _ratio_test(A, h, x, d, active):

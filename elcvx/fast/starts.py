@@ -144,15 +144,19 @@ def _series_start(oracle, raw, A, h, x0):
     origin = raw.origin
     if origin.powers is None:
         return x0
-    M = np.r_[origin.g, origin.H.ravel(), origin.powers]  # sum c d^j / N, j = 1 .. 10
-    if not (np.all(np.isfinite(M)) and M[1] > 0 and M[-3] > 0):
+    # sum c d^j / N, j = 1 .. 10, as Python floats: the root takes a few Newton steps on a
+    # polynomial of ten terms, for which numpy's calls would cost more than the arithmetic.
+    M = [float(t) for t in (*origin.g, *origin.H.ravel(), *origin.powers)]
+    if not (all(map(math.isfinite, M)) and M[1] > 0 and M[-3] > 0):
         return x0
-    j = np.arange(SERIES_TERMS)
-    signs = (-1.0) ** j
+    # The series sum_j (-x)^j M[j] (j from 0) and its slope, by Horner's rule.
+    coef = [(-1.0) ** j * t for j, t in enumerate(M)]
     x = 0.0
     for _ in range(30):
-        value = float(np.sum(signs * M * x ** j))
-        slope = float(np.sum(signs[1:] * M[1:] * j[1:] * x ** j[:-1]))
+        value = slope = 0.0
+        for c in reversed(coef):
+            slope = slope * x + value
+            value = value * x + c
         if not slope < 0:
             return x0
         step = -value / slope
