@@ -132,9 +132,11 @@ class LikelihoodOracle:
         elif not origin:
             self.last = _likelihood_pass(part, x, m, n, extra)
         if mle:  # the unconstrained Newton decrement: small, the next point is about the last
-            with np.errstate(all="ignore"):
-                step = np.linalg.lstsq(-H, g, rcond=None)[0]
-            self.near = bool(float(g @ step) <= 1e-6 * size)
+            if m == 1 and H[0, 0] < 0:
+                decrement = float(g[0]) * float(g[0]) / -float(H[0, 0])
+            else:
+                decrement = float(g @ np.linalg.lstsq(-H, g, rcond=None)[0])
+            self.near = bool(decrement <= 1e-6 * size)
         return f, g, H, size
 
 
@@ -222,8 +224,8 @@ def _likelihood_span(data, x):
     memory (the same roundings, at the least and largest ``w``); else None."""
     if len(x) != 1 or not data.in_memory:
         return None
-    ends = (np.array(data.w_span) - 1.0) * x[0]
-    return float(ends.min()), float(ends.max())
+    lo, hi = ((w - 1.0) * float(x[0]) for w in data.w_span)
+    return min(lo, hi), max(lo, hi)
 
 
 def _bound_span(data, y):
@@ -232,7 +234,8 @@ def _bound_span(data, y):
     with a margin for ``a``'s roundings); else None (each block finds its own)."""
     if len(y) != 2 or not (data.in_memory and data.policy):
         return None
-    ends = np.outer(y[1] + np.array([0.0, 1.0]), data.w_span).ravel()
-    margin = 4e-16 * (abs(y[0]) + (abs(y[1]) + 1.0) * max(map(abs, data.w_span)))
-    lo, hi = y[0] + float(ends.min()) - margin, y[0] + float(ends.max()) + margin
+    gamma, beta = float(y[0]), float(y[1])
+    ends = [b * w for b in (beta, beta + 1.0) for w in data.w_span]
+    margin = 4e-16 * (abs(gamma) + (abs(beta) + 1.0) * max(map(abs, data.w_span)))
+    lo, hi = gamma + min(ends) - margin, gamma + max(ends) + margin
     return (lo, hi) if lo > 0 and math.isfinite(hi) else None
