@@ -188,7 +188,13 @@ class BoundSums(NamedTuple):
         """The sums from :func:`bound_block`'s rows, one per block: the scatter is the blocks'
         own, centred on their means, plus that of their means about the mean (exact to
         rounding, as a two-pass variance; one numpy expression instead of a merge per
-        block)."""
+        block). One block's are its own (small N: no numpy expression)."""
+        if len(part) == 1:
+            row = part[0]
+            m = math.isqrt(len(row) - 2) - 1
+            return cls(row[0], row[1], row[2], np.array(row[3:3 + m]),
+                       np.array(row[3 + m:3 + m + m * m]).reshape(m, m),
+                       np.array(row[3 + m + m * m:]))
         rows = np.array(part)
         m = math.isqrt(rows.shape[1] - 2) - 1  # (3 + 2 m + m^2 entries)
         totals, means = rows[:, 2], rows[:, 3:3 + m]
