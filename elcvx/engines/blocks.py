@@ -13,6 +13,7 @@ chunks (:mod:`elcvx.engines.rows`).
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -21,12 +22,13 @@ from . import threads as _threads
 
 
 # A pass over the data goes block by block: a block's temporaries (a few arrays of this many
-# doubles) stay in the L2 cache, so each input is read once from memory, not once per operation.
-# Up to 10,000 rows OpenBLAS computes a dot product in one thread; above, it wakes others, whose
-# start-up can cost more than the product when the cores are busy. Blocks are of equal size, at
-# most BLOCK rows: as few as possible (each costs a microsecond per numpy call), and no small
-# remainder block.
-BLOCK = 10_000
+# doubles) stay in the caches, so each input is read once from memory, not once per operation.
+# Each block costs some 40 numpy calls whatever its size, which hold the GIL between them: blocks
+# of 32,768 rows make that a small part of a pass (a third of it at 10,000 rows), so that the
+# threads of a pass seldom wait for one another. Dot products stay on one thread whatever the
+# block (:func:`dot`). Blocks are of equal size, at most BLOCK rows: as few as possible, and no
+# small remainder block.
+BLOCK = 32_768
 
 
 _ONES = np.ones(BLOCK)  # (a block's length from the start: the threads of a pass never grow it)
@@ -43,9 +45,25 @@ def ones(n):
     return _ONES[:n]
 
 
+# OpenBLAS computes a dot product of up to this many terms on one thread; above, it wakes
+# others, whose start-up costs more than the product when the cores are busy (and a pass's own
+# threads are already on them).
+DOT_MAX = 10_000
+
+
+def dot(x, y):
+    """``x . y`` as a float, by BLAS dot products of at most :data:`DOT_MAX` terms (each on the
+    calling thread)."""
+    n = x.size
+    if n <= DOT_MAX:
+        return float(np.dot(x, y))
+    return math.fsum(float(np.dot(x[i:i + DOT_MAX], y[i:i + DOT_MAX]))
+                     for i in range(0, n, DOT_MAX))
+
+
 def wsum(c, x):
     """``sum(c * x)``, without the multiplication when every count is one."""
-    return float(np.dot(x, ones(x.size) if c is None else c))
+    return dot(x, ones(x.size) if c is None else c)
 
 
 # log_sum multiplies the terms in groups of LOG_GROUP before taking logs: with every term in

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..engines.blocks import log_sum, wsum
+from ..engines.blocks import dot, log_sum, wsum
 from ..model import origin_stats
 
 
@@ -38,11 +38,11 @@ def gram(R, cR):
     """``cR @ R.T`` by dot products of rows (symmetric: each pair once)."""
     m = len(R)
     if m == 1:
-        return np.array([[np.dot(cR[0], R[0])]])
+        return np.array([[dot(cR[0], R[0])]])
     out = np.empty((m, m))
     for a in range(m):
         for b in range(a, m):
-            out[a, b] = out[b, a] = np.dot(cR[a], R[b])
+            out[a, b] = out[b, a] = dot(cR[a], R[b])
     return out
 
 
@@ -110,7 +110,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
         np.subtract(s, err, out=err)
         err += np.subtract(1.0, one, out=one)
     cq = q if cb is None else np.multiply(q, cb, out=t2)
-    f += float(np.dot(err, cq)) / scale
+    f += dot(err, cq) / scale
     for d, r in zip(D, R):
         np.multiply(d, q, out=r)  # scale d / a
     H = gram(R, R if cb is None else np.multiply(R, cb, out=cR)) / scale
@@ -119,7 +119,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
         head += quadratic_sums(blk.h, q, cq, R, cb, scale, t1, t3, full=extra > 1)
     # (Last: sum c q^2 and sum c q^2 d, over scale: with H, the certificate's sum c q^2 (1, d)
     # (1, d)'.)
-    return np.array(head + [float(np.dot(cq, y)) / scale for y in (q, *R)])
+    return np.array(head + [dot(cq, y) / scale for y in (q, *R)])
 
 
 def powers(d, cd, cb, t1, t2, t3):
@@ -128,17 +128,17 @@ def powers(d, cd, cb, t1, t2, t3):
     p2 = np.multiply(d, d, out=t1)
     cp2 = p2 if cb is None else np.multiply(p2, cb, out=t2)
     p3 = np.multiply(p2, d, out=t3)
-    out = [np.dot(cp2, d), np.dot(cp2, p2), np.dot(cp2, p3)]
+    out = [dot(cp2, d), dot(cp2, p2), dot(cp2, p3)]
     cp3 = p3 if cb is None else np.multiply(p3, cb, out=t2)
-    out.append(np.dot(cp3, p3))
+    out.append(dot(cp3, p3))
     p4 = np.multiply(p2, p2, out=t1)  # (p2 no longer needed)
-    out += [np.dot(cp3, p4)]
+    out += [dot(cp3, p4)]
     cp4 = p4 if cb is None else np.multiply(p4, cb, out=t2)
-    out.append(np.dot(cp4, p4))
+    out.append(dot(cp4, p4))
     p5 = np.multiply(p4, d, out=t3)  # (p3 no longer needed)
-    out += [np.dot(cp4, p5)]
+    out += [dot(cp4, p5)]
     cp5 = p5 if cb is None else np.multiply(p5, cb, out=t2)
-    out.append(np.dot(cp5, p5))
+    out.append(dot(cp5, p5))
     return [float(t) for t in out]
 
 
@@ -149,11 +149,11 @@ def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
     D) / a`` that :func:`quadratic_block` sums (the bound's start, from the MLE's pass).
     ``t``, ``ct``: scratch rows."""
     if not full:
-        return [float(np.dot(h, cq))]
+        return [dot(h, cq)]
     hq = np.multiply(h, q, out=t)
     chq = hq if cb is None else np.multiply(hq, cb, out=ct)
-    return ([wsum(None, chq)] + [float(np.dot(chq, y)) / scale for y in (hq, q, *R)]
-            + [float(np.dot(cq, y)) / scale for y in (q, *R)])
+    return ([wsum(None, chq)] + [dot(chq, y) / scale for y in (hq, q, *R)]
+            + [dot(cq, y) / scale for y in (q, *R)])
 
 
 def quadratic_block(blk, sc, x):
@@ -227,10 +227,10 @@ def bound_block(blk, sc, y, span=None):
     inv = np.divide(1.0, a, out=sc[2 * m + 2])
     logs = log_sum(cb, a, t, lo, hi)
     ch = blk.h if cb is None else np.multiply(blk.h, cb, out=t)
-    h_sum = float(np.dot(ch, inv))
+    h_sum = dot(ch, inv)
     chi = np.multiply(ch, inv, out=a)  # c h / a (a's logs are taken)
     np.multiply(blk.Ft, inv, out=R[1:])
-    h_r = [float(np.dot(chi, inv))] + [float(np.dot(chi, r)) for r in R[1:]]  # (r uncentred)
+    h_r = [dot(chi, inv)] + [dot(chi, r) for r in R[1:]]  # (r uncentred)
     nb = float(a.size) if cb is None else float(cb.sum())
     mb = [wsum(cb, inv) / nb] + [wsum(cb, r) / nb for r in R[1:]]
     np.subtract(inv, mb[0], out=R[0])  # centred

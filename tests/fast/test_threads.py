@@ -11,6 +11,7 @@ computed on its first read (elcvx/solutions.OnRead).
   a pickled result carries it.
 """
 
+import math
 import pickle
 import threading
 
@@ -24,9 +25,14 @@ from elcvx.fast import kernels
 from elcvx.model import Moments
 from elcvx.solutions import OnRead
 
-# Four blocks of 8,750 rows (elcvx.engines.blocks.BLOCK = 10,000): 1, 2 and 3 threads split them
-# 4, 2 + 2 and 1 + 1 + 2.
+# Four blocks of 8,750 rows (with elcvx.engines.blocks.BLOCK = 10,000 here, to keep the tests
+# short): 1, 2 and 3 threads split them 4, 2 + 2 and 1 + 1 + 2.
 N = 35_000
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(blocks, "BLOCK", 10_000)
 
 
 def sample(seed, counts=False):
@@ -143,3 +149,17 @@ def test_q_is_computed_when_read_and_is_the_definitions():
     # Pickled unread, it carries the array.
     again = pickle.loads(pickle.dumps(elcvx.estimate(fresh(s), method="fast")))
     assert again.q.tobytes() == est.q.tobytes()
+
+
+def test_dot_products_are_taken_in_pieces_blas_keeps_on_one_thread(monkeypatch):
+    # OpenBLAS runs a dot product of more than 10,000 terms on several threads; blocks.dot
+    # never asks for one. Its value is the sum of the products (math.fsum of them exactly).
+    rng = np.random.default_rng(7)
+    x, y = rng.normal(size=32_768), rng.normal(size=32_768)
+    sizes = []
+    real = np.dot
+    monkeypatch.setattr(blocks.np, "dot", lambda a, b: sizes.append(a.size) or real(a, b))
+    got = blocks.dot(x, y)
+    assert max(sizes) <= blocks.DOT_MAX == 10_000 and sum(sizes) == x.size
+    exact = math.fsum(x * y)  # (each product rounded once: 1e-16 of |x y| per term)
+    assert abs(got - exact) <= 1e-15 * float(np.abs(x * y).sum())
