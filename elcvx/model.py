@@ -19,7 +19,7 @@ import numpy as np
 from . import constraints as mc
 import functools
 
-from .engines.blocks import fold_blocks, model_block, scratch, scratch_rows, wsum
+from .engines.blocks import fold_blocks, model_block, scratch_rows, thread_scratch, wsum
 from .engines.threads import num_threads
 
 
@@ -70,7 +70,7 @@ class Moments:
             self.policy = False
             self.nonnegative = not np.any(self._h < 0)
         self.rows = self.w.size
-        self._scratch, self._stats = [], None
+        self._stats = None
         self._w_span = getattr(sample, "_w_span", None)
 
     #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
@@ -101,18 +101,15 @@ class Moments:
         block_at = functools.partial(model_block, self.w, self.Ft, self.Gt, self.b, self.c,
                                      self._h if policy is None else None, policy,
                                      self.side == "upper", getattr(kernel, "reads_D", True))
-        threads = num_threads(self.threads)
-        self._scratch_of(threads - 1)  # (made here, not by the threads at once)
-        return fold_blocks(kernel, merge, self.rows, block_at, params, self._scratch_of, threads,
-                           out)
+        return fold_blocks(kernel, merge, self.rows, block_at, params, self._scratch_of,
+                           num_threads(self.threads), out)
 
-    def _scratch_of(self, t):
-        """Thread ``t``'s scratch rows: ``(the kernels', the features')`` (made once, kept)."""
-        while len(self._scratch) <= t:
-            rows = scratch_rows(1 + self.k)
-            sc = scratch(rows + 2 + self.k, self.rows)
-            self._scratch.append((sc[:rows], sc[rows:]))
-        return self._scratch[t]
+    def _scratch_of(self, _):
+        """The calling thread's scratch rows: ``(the kernels', the features')``
+        (:func:`elcvx.engines.blocks.thread_scratch`, kept from one pass to the next)."""
+        rows = scratch_rows(1 + self.k)
+        sc = thread_scratch(rows + 2 + self.k, self.rows)
+        return sc[:rows], sc[rows:]
 
     @property
     def w_span(self):
@@ -137,13 +134,6 @@ class Moments:
             else:
                 self._c_min = float(self.engine.map_reduce(_least_count, min))
         return self._c_min
-
-    def detached(self):
-        """The same model without its scratch rows (what a solution's ``q``, computed on its
-        first read, keeps: :func:`elcvx.fast.objectives.likelihood_q`)."""
-        out = object.__new__(type(self))
-        out.__dict__.update(self.__dict__, _scratch=[])
-        return out
 
     def negated(self):
         """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -115,6 +116,22 @@ def scratch(k, size):
     buf = np.empty(k * cols + _ALIGN)
     skip = (-buf.ctypes.data % (8 * _ALIGN)) // 8
     return buf[skip:skip + k * cols].reshape(k, cols)[:, :n]
+
+
+_LOCAL = threading.local()
+
+
+def thread_scratch(k, size):
+    """:func:`scratch` of the calling thread, kept from one call to the next (grown when more is
+    asked for): a pass over a log's chunks (:func:`elcvx.engines.rows.chunk_fold`) takes it for
+    each chunk instead of a new one, whose pages the kernels would fault in again. A thread runs
+    one pass at a time."""
+    n = min(size, BLOCK)
+    have = getattr(_LOCAL, "scratch", None)
+    if have is None or have.shape[0] < k or have.shape[1] < n:
+        rows, cols = (k, n) if have is None else (max(k, have.shape[0]), max(n, have.shape[1]))
+        have = _LOCAL.scratch = scratch(rows, cols)
+    return have[:k, :n]
 
 
 class Block(NamedTuple):

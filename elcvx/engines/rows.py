@@ -17,7 +17,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from .. import constraints as mc
-from .blocks import BLOCK, fold_blocks, model_block, scratch, scratch_rows
+from .blocks import fold_blocks, model_block, scratch_rows, thread_scratch
 from .threads import num_threads
 from ..model import Moments
 
@@ -70,13 +70,16 @@ def chunk_fold(kernel, merge, b, select, side, params, cols: Columns, threads=No
     Gt = G[list(select)]
     Ft = w[None, :] if k == 0 else np.vstack([w, Gt])
     rows = scratch_rows(1 + k)
-    threads = num_threads(threads)
-    scratches = [scratch(rows + 2 + k, w.size) for _ in range(min(threads, -(-w.size // BLOCK)))]
     block_at = functools.partial(model_block, w, Ft, Gt, np.asarray(b, dtype=float), c, None, u,
                                  side == "upper", getattr(kernel, "reads_D", True))
+
+    def scratch_of(_):  # (each thread's own, kept across chunks: elcvx.engines.blocks.thread_scratch)
+        sc = thread_scratch(rows + 2 + k, w.size)
+        return sc[:rows], sc[rows:]
+
     with np.errstate(all="ignore"):  # (on a worker too: the oracles catch -inf and NaN)
-        return fold_blocks(kernel, merge, w.size, block_at, params,
-                           lambda t: (scratches[t][:rows], scratches[t][rows:]), threads)
+        return fold_blocks(kernel, merge, w.size, block_at, params, scratch_of,
+                           num_threads(threads))
 
 
 class ChunkedMoments(Moments):

@@ -242,7 +242,7 @@ def _read(data, value, A, h, x, raw, status) -> _Solved:
         status = _verdict(cert, last.loglik, None if value is not None else error)
     q = None
     if value is None and data.in_memory:
-        q = OnRead(functools.partial(likelihood_q, data.detached(), last.x))
+        q = OnRead(functools.partial(likelihood_q, data, last.x))
     return _Solved(x, q, last.loglik, status, sums, cert, error)
 
 
@@ -434,7 +434,7 @@ def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, ml
         raw(y)  # the certificate's sums are read from the last evaluation
     last = raw.last
     kappa = last.kg / n
-    q = OnRead(functools.partial(bound_q, data.detached(), last.y, kappa)) if data.in_memory else None
+    q = OnRead(functools.partial(bound_q, data, last.y, kappa)) if data.in_memory else None
     sums = last.sums
     cq = kappa * sums.total * sums.mean  # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
     lo, hi = data.value_range
