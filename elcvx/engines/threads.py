@@ -64,6 +64,17 @@ def run(tasks, threads: int) -> list:
     return [first] + [f.result() for f in futures]
 
 
+def _forget_pool() -> None:
+    """In a child process made by ``fork``: the parent's pool's threads are not there (a task
+    given to it would wait for ever); the child makes its own."""
+    global _POOL, _POOL_SIZE, _POOL_LOCK
+    _POOL, _POOL_SIZE, _POOL_LOCK = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _pool(size: int) -> ThreadPoolExecutor:
     global _POOL, _POOL_SIZE
     with _POOL_LOCK:

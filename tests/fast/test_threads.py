@@ -163,3 +163,18 @@ def test_dot_products_are_taken_in_pieces_blas_keeps_on_one_thread(monkeypatch):
     assert max(sizes) <= blocks.DOT_MAX == 10_000 and sum(sizes) == x.size
     exact = math.fsum(x * y)  # (each product rounded once: 1e-16 of |x y| per term)
     assert abs(got - exact) <= 1e-15 * float(np.abs(x * y).sum())
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork is POSIX")
+def test_a_forked_child_makes_its_own_pool():
+    # The parent's pool threads do not exist in a child made by fork: a pass there must not
+    # wait for them (multiprocessing's default start method on Linux).
+    import multiprocessing
+
+    s = sample(6)[0]
+    data = Moments(s, (), threads=2)
+    args = (kernels.loglik_block, kernels.add, np.array([0.01]), None, False, 1.0 / N, 0, None)
+    here = data.reduce(*args)  # (the pool exists now)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        there = pool.apply_async(data.reduce, args).get(timeout=60)
+    assert there.tobytes() == here.tobytes()
