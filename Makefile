@@ -102,6 +102,7 @@ reproduce-realistic: $(VENV)/.installed-dev
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
+	$(PY) benchmarks/bench_speed.py
 
 .PHONY: bench-stream
 bench-stream: $(VENV)/.installed-io
@@ -122,6 +123,7 @@ bench-cvxpy: $(STAMP)
 .PHONY: bench-docs
 bench-docs: $(STAMP)
 	$(PY) benchmarks/bench_core.py --write-docs
+	$(PY) benchmarks/bench_speed.py --write-docs
 	$(PY) benchmarks/bench_cvxpy.py --write-docs
 	$(PY) benchmarks/bench_formulations.py --samples 100 --write-docs
 

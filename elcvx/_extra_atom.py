@@ -33,11 +33,12 @@ def extra_atom(sample: Sample, sol, with_value: bool = False):
     sample. The sums the fast path's last pass computed (``sol.sums``) are used where it gives
     them (always where ``q`` is None: a log scanned in chunks), else sums over ``q``.
     """
-    q, beta = sol.q, sol.beta
-    if q is None or len(sol.sums) >= (3 if with_value else 2):  # (the fast path's: no pass)
+    beta = sol.beta
+    if len(sol.sums) >= (3 if with_value else 2):  # (the fast path's: q is not read)
         mass, wmass = 1.0 - sol.sums[0], 1.0 - sol.sums[1]
         tail = (sol.sums[2],) if with_value else ()
     else:
+        q = sol.q
         cqw = np.multiply(q, sample.w) if sample.counts is None else sample.counts * q * sample.w
         mass = 1.0 - float(q.sum() if sample.counts is None else np.dot(sample.counts, q))
         wmass = 1.0 - float(cqw.sum())

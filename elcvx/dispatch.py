@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from . import fast
 from .model import Moments
 from . import _validation as iv
@@ -84,7 +86,9 @@ def mle(sample, method, model=None):
     cache = _MLE_CACHE.setdefault(sample, {})
     if method not in cache:
         sol, path = run()
-        cache[method] = (sol if sol.q is None else sol._replace(q=iv.frozen(sol.q)), path)
+        # (A q computed on its first read, elcvx.solutions.OnRead, is made read-only then.)
+        q = sol.q_field
+        cache[method] = (sol._replace(q=iv.frozen(q)) if isinstance(q, np.ndarray) else sol, path)
     return cache[method]
 
 

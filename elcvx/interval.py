@@ -122,7 +122,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         mass, wmass, w_ex = extra_atom(sample, sol)
         w_ex = w_ex if model is None else None  # with constraints, several atoms may carry it
         sides[side] = BoundResult(value=sample.to_user(value_u), beta=sol.beta, gamma=sol.gamma,
-                                  kappa=sol.kappa, q=sol.q, w_ex=w_ex, mass_ex=mass,
+                                  kappa=sol.kappa, q=sol.q_field, w_ex=w_ex, mass_ex=mass,
                                   wmass_ex=wmass, error=(sample.rmax - sample.rmin) * sol.error)
     status = _interval_status(*statuses) if len(statuses) == 2 else statuses[0]
     low = sample.rmin if sides["lower"] is None else sides["lower"].value

@@ -17,7 +17,10 @@ from typing import NamedTuple
 import numpy as np
 
 from . import constraints as mc
-from .engines.blocks import fold_blocks, row_blocks, scratch, scratch_rows, wsum
+import functools
+
+from .engines.blocks import fold_blocks, model_block, scratch_rows, thread_scratch, wsum
+from .engines.threads import num_threads
 
 
 class Moments:
@@ -31,16 +34,20 @@ class Moments:
     ``[0, 1]`` at an atom; ``value=(h, h_lo, h_hi)`` gives another (a difference of policies).
 
     The passes build the features ``D`` (rows ``w - 1, g - b``) and a policy's ``h`` block by
-    block (:func:`elcvx.engines.blocks.row_blocks`): a model holds no array of its own per row
-    (``D``, ``h`` are made on request, for the other paths).
+    block (:func:`elcvx.engines.blocks.model_block`): a model holds no array of its own per row
+    (``D``, ``h`` are made on request, for the other paths). They run on ``threads`` threads
+    (default ``ELCVX_NUM_THREADS``, else every core: :mod:`elcvx.engines.threads`), with the
+    same answers on any number.
     """
 
     #: h is a policy's value (``w u``, or ``w (1 - u)`` on the upper side): ``h >= 0`` and
     #: ``w - h >= 0`` on every row, the MLE's sums serve both sides' bounds (:class:`elcvx.fast.solve.AtTheMLE`).
     policy = True
 
-    def __init__(self, sample, constraints, atoms=None, side="lower", value=None):
+    def __init__(self, sample, constraints, atoms=None, side="lower", value=None, *,
+                 threads=None):
         constraints = mc.check(sample, constraints)
+        self.threads = None if threads is None else num_threads(threads)
         self.w = sample.w
         self.c = sample.counts
         self.n = float(sample.n)
@@ -63,7 +70,7 @@ class Moments:
             self.policy = False
             self.nonnegative = not np.any(self._h < 0)
         self.rows = self.w.size
-        self._scratch, self._stats = None, None
+        self._stats = None
         self._w_span = getattr(sample, "_w_span", None)
 
     #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
@@ -88,17 +95,21 @@ class Moments:
 
     def reduce(self, kernel, merge, *params, out=None):
         """One pass: ``kernel``'s partial sums over the rows' blocks (:mod:`elcvx.fast.kernels`),
-        merged; None outside the objective's domain. ``out``: one entry per row for the kernel
-        to fill (``q``), or None."""
-        if self._scratch is None:
-            rows = scratch_rows(1 + self.k)
-            self._scratch = rows, scratch(rows + 2 + self.k, self.rows)
-        rows, sc = self._scratch
+        merged in the blocks' order on any number of threads; None outside the objective's
+        domain. ``out``: one entry per row for the kernel to fill (``q``), or None."""
         policy = self._u if self.policy else None
-        parts = row_blocks(self.w, self.Ft, self.Gt, self.b, self.c, sc[rows:],
-                           h=self._h if policy is None else None, u=policy,
-                           upper=self.side == "upper", features=getattr(kernel, "reads_D", True))
-        return fold_blocks(kernel, merge, parts, params, sc[:rows], out)
+        block_at = functools.partial(model_block, self.w, self.Ft, self.Gt, self.b, self.c,
+                                     self._h if policy is None else None, policy,
+                                     self.side == "upper", getattr(kernel, "reads_D", True))
+        return fold_blocks(kernel, merge, self.rows, block_at, params, self._scratch_of,
+                           num_threads(self.threads), out)
+
+    def _scratch_of(self, _):
+        """The calling thread's scratch rows: ``(the kernels', the features')``
+        (:func:`elcvx.engines.blocks.thread_scratch`, kept from one pass to the next)."""
+        rows = scratch_rows(1 + self.k)
+        sc = thread_scratch(rows + 2 + self.k, self.rows)
+        return sc[:rows], sc[rows:]
 
     @property
     def w_span(self):
@@ -182,7 +193,7 @@ def origin_stats(blk, tmp, nonnegative=False):
             wsum(cb, np.subtract(blk.Ft[0], h, out=tmp))]
 
 
-def stats_block(blk, sc, out=None):
+def stats_block(blk, sc):
     """``([sum c, sum c F (each row), sum c h, sum c |h|, sum c (w - h)], min h)`` over a
     block: the sums the programs need besides their passes."""
     cb = blk.c
@@ -211,12 +222,13 @@ def at_the_edge(data, v):
     return (v == 0.0 and stats.sum_abs_h == 0.0) or (v == 1.0 and stats.sum_w_minus_h == 0.0)
 
 
-def model_of(sample, constraints, atoms=None, side="lower"):
-    """The solvers' model of a sample's rows: a :class:`Moments` in memory, or the model a log
-    scanned chunk by chunk gives (:meth:`elcvx.io.LogScan.moments`)."""
+def model_of(sample, constraints, atoms=None, side="lower", *, threads=None):
+    """The solvers' model of a sample's rows: a :class:`Moments` in memory (its passes on
+    ``threads`` threads), or the model a log scanned chunk by chunk gives
+    (:meth:`elcvx.io.LogScan.moments`)."""
     if not sample.in_memory:
         return sample.moments(constraints, atoms, side)
-    return Moments(sample, constraints, atoms, side=side)
+    return Moments(sample, constraints, atoms, side=side, threads=threads)
 
 
 def bound_rows(atoms, h_lo):

@@ -59,11 +59,40 @@ class _ReadOnlyArrays(_Converts):
 
     def __post_init__(self):
         for f in fields(self):
-            value = getattr(self, f.name)
+            value = self.__dict__.get(f.name)  # (as given: a q not yet computed stays so)
             if isinstance(value, np.ndarray):
                 object.__setattr__(self, f.name, readonly(value))
 
 
+class _RowsOnRead:
+    """A result's per-row field (``q``) that may be given unread: as a function of no argument
+    (:class:`elcvx.solutions.OnRead`), called on the first read and replaced by its array,
+    read-only. The fast path does not write ``q`` during its passes: reading it costs one pass
+    over the rows, and a result whose ``q`` is never read never pays it."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name]
+        if callable(value):
+            value = readonly(np.asarray(value()))
+            obj.__dict__[self.name] = value
+        return value
+
+    def __set__(self, obj, value):  # (the dataclass's __init__, through object.__setattr__)
+        obj.__dict__[self.name] = value
+
+
+def _q_on_read(cls):
+    """``cls`` (a result dataclass) with its ``q`` field read through :class:`_RowsOnRead`."""
+    cls.q = _RowsOnRead("q")
+    return cls
+
+
+@_q_on_read
 @dataclass(frozen=True, eq=False)
 class EstimateResult(_ReadOnlyArrays):
     """The EL point estimate (the paper's eq. (vhatmle)); ``float(result)`` is its ``value``.
@@ -84,7 +113,8 @@ class EstimateResult(_ReadOnlyArrays):
         ``l*_mle``, that maximum (>= 0); ``sum_n c_n log q_n = -N log N - loglik``.
     q : ndarray
         Primal probability per example of each row, ``1 / (N (1 + beta* (w_n - 1)))``
-        (read-only, like every array of a result).
+        (read-only, like every array of a result; computed on its first read, one pass over
+        the rows).
     w_ex : float or None
         The extra atom's weight (``wmin`` or ``wmax``), None when it carries no mass.
     mass_ex : float
@@ -187,6 +217,7 @@ class EstimateResult(_ReadOnlyArrays):
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
+@_q_on_read
 @dataclass(frozen=True, eq=False)
 class BoundResult(_ReadOnlyArrays):
     """One side of the EL interval: the lower-bound program on ``u`` (or on ``1 - u``).
@@ -204,7 +235,7 @@ class BoundResult(_ReadOnlyArrays):
         >= 0`` (the paper's appendix C corrected: docs/primal-dual.md, section 3).
     q : ndarray
         Primal probability per example of each row, ``kappa / (gamma + beta w_n + w_n u_n)``
-        (read-only).
+        (read-only; computed on its first read, one pass over the rows).
     w_ex : float or None
         The weight of the zero-reward extra atom that carries mass, None when none does.
     mass_ex, wmass_ex : float

@@ -112,7 +112,7 @@ def maximize(oracle, x, A, h):
 def mle(data):
     """``(l*, x, passes)`` of a :class:`~elcvx.model.Moments` model."""
     work = Work()
-    oracle = _three(objectives.loglik_oracle(data, work))
+    oracle = _three(objectives.LikelihoodOracle(data, work))
     A, h = data.atom_rows()
     x, f, status = maximize(oracle, _start(A, h, np.zeros(A.shape[1]), oracle), A, h)
     assert status == "optimal", status
@@ -123,7 +123,7 @@ def profile(data, v, x_mle):
     """``(l_v, x, passes)`` at one ``v``, from the MLE's point ``x_mle``."""
     work = Work()
     A, h = data.atom_rows(value=v)
-    oracle = _three(objectives.loglik_oracle(data, work, v))
+    oracle = _three(objectives.LikelihoodOracle(data, work, v))
     x, f, status = maximize(oracle, _start(A, h, np.r_[x_mle, 0.0], oracle), A, h)
     assert status == "optimal", status
     return f * data.n, x, work.passes
@@ -134,8 +134,7 @@ def lower_bound(data, loglik, quantile, x_mle):
     work = Work()
     K = math.exp(-(loglik + 0.5 * quantile) / data.n)
     lin = np.r_[1.0, 1.0, data.b]
-    oracle, _ = objectives.bound_oracle(data, K, lin, work)
-    oracle = _three(oracle)
+    oracle = _three(objectives.BoundOracle(data, K, lin, work))
     B, floor = model.bound_rows(data.atoms, data.h_lo)
     y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
     y, f, status = maximize(oracle, _start(B, floor, y0, oracle), B, floor)

@@ -2,8 +2,9 @@
 
 A pass of the fast path (:mod:`elcvx.fast`) is a fold of a block kernel over the rows'
 blocks: each block's temporaries (a few arrays of :data:`BLOCK` doubles) stay in the L2 cache,
-so each input is read once from memory, not once per operation. :func:`row_blocks` builds a
-model's features block by block (none is kept), :func:`fold_blocks` folds a kernel over them;
+so each input is read once from memory, not once per operation. :func:`model_block` builds a
+model's features block by block (none is kept), :func:`fold_blocks` folds a kernel over them,
+on several threads (:mod:`elcvx.engines.threads`) with the same answer to the last bit;
 the sums of a block (:func:`wsum`, :func:`log_sum`) are as cheap as numpy makes them. The same
 walk serves rows in memory (:class:`elcvx.model.Moments`) and each chunk of a log kept in
 chunks (:mod:`elcvx.engines.rows`).
@@ -11,21 +12,28 @@ chunks (:mod:`elcvx.engines.rows`).
 
 from __future__ import annotations
 
+import functools
+import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
 
+from . import threads as _threads
+
 
 # A pass over the data goes block by block: a block's temporaries (a few arrays of this many
-# doubles) stay in the L2 cache, so each input is read once from memory, not once per operation.
-# Up to 10,000 rows OpenBLAS computes a dot product in one thread; above, it wakes others, whose
-# start-up can cost more than the product when the cores are busy. Blocks are of equal size, at
-# most BLOCK rows: as few as possible (each costs a microsecond per numpy call), and no small
-# remainder block.
-BLOCK = 10_000
+# doubles) stay in the caches, so each input is read once from memory, not once per operation.
+# Each block costs some 40 numpy calls whatever its size, which hold the GIL between them: blocks
+# of 32,768 rows make that a small part of a pass (a third of it at 10,000 rows), so that the
+# threads of a pass seldom wait for one another. Dot products stay on one thread whatever the
+# block (:func:`dot`). Blocks are of equal size, at most BLOCK rows: as few as possible, and no
+# small remainder block.
+BLOCK = 32_768
 
 
-_ONES = np.ones(0)
+_ONES = np.ones(BLOCK)  # (a block's length from the start: the threads of a pass never grow it)
+_ONES.flags.writeable = False
 
 
 def ones(n):
@@ -33,14 +41,30 @@ def ones(n):
     ``x.sum()`` (one BLAS dot product, not numpy's pairwise summation)."""
     global _ONES
     if _ONES.size < n:
-        _ONES = np.ones(max(n, BLOCK))
+        _ONES = np.ones(n)
         _ONES.flags.writeable = False
     return _ONES[:n]
 
 
+# OpenBLAS computes a dot product of up to this many terms on one thread; above, it wakes
+# others, whose start-up costs more than the product when the cores are busy (and a pass's own
+# threads are already on them).
+DOT_MAX = 10_000
+
+
+def dot(x, y):
+    """``x . y`` as a float, by BLAS dot products of at most :data:`DOT_MAX` terms (each on the
+    calling thread)."""
+    n = x.size
+    if n <= DOT_MAX:
+        return float(np.dot(x, y))
+    return math.fsum(float(np.dot(x[i:i + DOT_MAX], y[i:i + DOT_MAX]))
+                     for i in range(0, n, DOT_MAX))
+
+
 def wsum(c, x):
     """``sum(c * x)``, without the multiplication when every count is one."""
-    return float(np.dot(x, ones(x.size) if c is None else c))
+    return dot(x, ones(x.size) if c is None else c)
 
 
 # log_sum multiplies the terms in groups of LOG_GROUP before taking logs: with every term in
@@ -79,9 +103,35 @@ def blocks(size):
     return ((i, min(i + step, size)) for i in range(0, size, step))
 
 
+# Scratch rows start on a 64-byte boundary (a cache line; the widest SIMD load): every block's
+# temporaries are then aligned alike on every thread, so no result depends on which thread's
+# scratch a block used.
+_ALIGN = 8  # doubles
+
+
 def scratch(k, size):
-    """``k`` scratch arrays of one block's length."""
-    return np.empty((k, min(size, BLOCK)))
+    """``k`` scratch arrays of one block's length (rows aligned to 64 bytes)."""
+    n = min(size, BLOCK)
+    cols = -(-max(n, 1) // _ALIGN) * _ALIGN
+    buf = np.empty(k * cols + _ALIGN)
+    skip = (-buf.ctypes.data % (8 * _ALIGN)) // 8
+    return buf[skip:skip + k * cols].reshape(k, cols)[:, :n]
+
+
+_LOCAL = threading.local()
+
+
+def thread_scratch(k, size):
+    """:func:`scratch` of the calling thread, kept from one call to the next (grown when more is
+    asked for): a pass over a log's chunks (:func:`elcvx.engines.rows.chunk_fold`) takes it for
+    each chunk instead of a new one, whose pages the kernels would fault in again. A thread runs
+    one pass at a time."""
+    n = min(size, BLOCK)
+    have = getattr(_LOCAL, "scratch", None)
+    if have is None or have.shape[0] < k or have.shape[1] < n:
+        rows, cols = (k, n) if have is None else (max(k, have.shape[0]), max(n, have.shape[1]))
+        have = _LOCAL.scratch = scratch(rows, cols)
+    return have[:k, :n]
 
 
 class Block(NamedTuple):
@@ -100,51 +150,77 @@ def scratch_rows(features: int) -> int:
     return 2 * features + 9
 
 
-def fold(kernel, merge, Dt, Ft, h, c, params, sc, out=None):
-    """``kernel``'s partials over the blocks of these rows, merged; None as soon as a block's
-    is (a point outside the objective's domain). ``out``: an array of one entry per row that
-    kernels may fill (``q``), or None."""
-    parts = ((i, j, Block(Dt[:, i:j], Ft[:, i:j], h[i:j], None if c is None else c[i:j]))
-             for i, j in blocks(Dt.shape[1]))
-    return fold_blocks(kernel, merge, parts, params, sc, out)
+def fold_blocks(kernel, merge, size, block_at, params, scratch_of, threads=1, out=None):
+    """``kernel``'s partials over the blocks of ``size`` rows, merged in the blocks' order;
+    None if a block's is (a point outside the objective's domain).
 
+    ``block_at(i, j, sc)``: the :class:`Block` of rows ``i:j``, its features built in the
+    scratch rows ``sc``; ``scratch_of(t)``: thread ``t``'s ``(kernel rows, feature rows)``.
+    ``out``: an array of one entry per row that kernels may fill, or None. On ``threads``
+    threads (:mod:`elcvx.engines.threads`) each takes a contiguous run of blocks; the merge is
+    the same left fold over the blocks (or the kernel's ``combine`` of them all) on one thread
+    or many, so the answer is the same to the last bit."""
+    ranges = list(blocks(size))
+    if len(ranges) == 1:  # (one block, the common case at small N: no pool, no list)
+        kernel_rows, feature_rows = scratch_of(0)
+        blk, sc = block_at(0, size, feature_rows), kernel_rows[:, :size]
+        part = kernel(blk, sc, *params) if out is None else kernel(blk, sc, *params, out=out)
+        combine_all = getattr(kernel, "combine", None)
+        return combine_all([part]) if combine_all and part is not None else part
+    threads = max(1, min(threads, len(ranges)))
+    stop = []  # (a block outside the domain: the other threads stop too)
+    errors = np.geterr()  # (numpy's error state is the calling thread's: each thread takes it)
 
-def fold_blocks(kernel, merge, parts, params, sc, out=None):
-    """:func:`fold` over ``parts``, ``(start, stop, Block)`` for each block of the rows. A
-    kernel with a ``combine`` (of the list of its blocks' partials) is folded by it at the end,
-    not by ``merge`` block by block (which then merges folds)."""
+    def walk(t, first, last):
+        kernel_rows, feature_rows = scratch_of(t)
+        parts = []
+        with np.errstate(**errors):
+            for i, j in ranges[first:last]:
+                if stop:
+                    return None
+                blk, sc = block_at(i, j, feature_rows), kernel_rows[:, :j - i]
+                part = (kernel(blk, sc, *params) if out is None
+                        else kernel(blk, sc, *params, out=out[i:j]))
+                if part is None:
+                    stop.append(True)
+                    return None
+                parts.append(part)
+        return parts
+
+    cuts = [len(ranges) * t // threads for t in range(threads + 1)]
+    runs = _threads.run([functools.partial(walk, t, cuts[t], cuts[t + 1])
+                         for t in range(threads)], threads)
+    if stop or any(parts is None for parts in runs):
+        return None
+    parts = [part for parts in runs for part in parts]
     combine_all = getattr(kernel, "combine", None)
-    acc = [] if combine_all else None
-    for i, j, blk in parts:
-        part = kernel(blk, sc[:, :j - i], *params, out=None if out is None else out[i:j])
-        if part is None:
-            return None
-        if combine_all:
-            acc.append(part)
-        else:
-            acc = part if acc is None else merge(acc, part)
-    return combine_all(acc) if combine_all and acc else acc
+    if combine_all:
+        return combine_all(parts) if parts else None
+    acc = None
+    for part in parts:
+        acc = part if acc is None else merge(acc, part)
+    return acc
 
 
-def row_blocks(w, Ft, Gt, b, c, sc, h=None, u=None, upper=False, features=True):
-    """``(start, stop, Block)`` for each block of a model's rows, its features built block by
-    block (each is read once from memory, as a stored copy would be, and none is kept): ``D``
-    (rows ``w - 1, g - b``) in the scratch rows ``sc`` (``2 + k`` rows), and ``h`` sliced from
-    ``h`` or, for a policy's value, built there as ``w u`` (``w (1 - u)`` on the ``upper``
-    side); ``Ft``, ``Gt`` and ``c`` are sliced. Without ``features``, ``D`` is None (a kernel
-    that reads none, ``kernel.reads_D = False``)."""
+def model_block(w, Ft, Gt, b, c, h, u, upper, features, i, j, sc):
+    """The :class:`Block` of a model's rows ``i:j``, its features built in the scratch rows
+    ``sc`` (``2 + k`` rows; each input read once from memory, as a stored copy would be, and
+    none is kept): ``D`` (rows ``w - 1, g - b``), and ``h`` sliced from ``h`` or, for a policy's
+    value (``h`` None), built as ``w u`` (``w (1 - u)`` on the ``upper`` side); ``Ft``, ``Gt``
+    and ``c`` are sliced. Without ``features``, ``D`` is None (a kernel that reads none,
+    ``kernel.reads_D = False``)."""
     k = len(b)
-    for i, j in blocks(w.size):
-        wb = w[i:j]
-        Dt = sc[:1 + k, :j - i] if features else None
-        if features:
-            np.subtract(wb, 1.0, out=Dt[0])
-            if k:
-                np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
-        if h is None:
-            hb = np.multiply(wb, u[i:j], out=sc[1 + k, :j - i])
-            if upper:
-                np.subtract(wb, hb, out=hb)
-        else:
-            hb = h[i:j]
-        yield i, j, Block(Dt, Ft[:, i:j], hb, None if c is None else c[i:j])
+    wb = w[i:j]
+    Dt = None
+    if features:
+        Dt = sc[:1 + k, :j - i]
+        np.subtract(wb, 1.0, out=Dt[0])
+        if k:
+            np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
+    if h is None:
+        hb = np.multiply(wb, u[i:j], out=sc[1 + k, :j - i])
+        if upper:
+            np.subtract(wb, hb, out=hb)
+    else:
+        hb = h[i:j]
+    return Block(Dt, Ft[:, i:j], hb, None if c is None else c[i:j])

@@ -17,7 +17,8 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from .. import constraints as mc
-from .blocks import fold_blocks, row_blocks, scratch, scratch_rows
+from .blocks import fold_blocks, model_block, scratch_rows, thread_scratch
+from .threads import num_threads
 from ..model import Moments
 
 
@@ -58,21 +59,27 @@ def columns_of(sample, G=None) -> Columns:
                    None if sample.counts is None else np.asarray(sample.counts, dtype=float), G)
 
 
-def chunk_fold(kernel, merge, b, select, side, params, cols: Columns):
+def chunk_fold(kernel, merge, b, select, side, params, cols: Columns, threads=None):
     """``kernel``'s partial over one chunk, block by block, each block's features built as an
-    in-memory model builds them (:func:`elcvx.engines.blocks.row_blocks`: ``w - 1, g - b``; ``w, g``;
-    a policy's value ``w u``, or ``w (1 - u)`` on the upper side; ``g``: the rows ``select`` of
-    the chunk's ``G``)."""
+    in-memory model builds them (:func:`elcvx.engines.blocks.model_block`: ``w - 1, g - b``;
+    ``w, g``; a policy's value ``w u``, or ``w (1 - u)`` on the upper side; ``g``: the rows
+    ``select`` of the chunk's ``G``), on ``threads`` threads (default ``ELCVX_NUM_THREADS``, else
+    every core) with the same answer on any number."""
     w, u, c, G = cols
     k = len(b)
     Gt = G[list(select)]
     Ft = w[None, :] if k == 0 else np.vstack([w, Gt])
     rows = scratch_rows(1 + k)
-    sc = scratch(rows + 2 + k, w.size)
-    parts = row_blocks(w, Ft, Gt, np.asarray(b, dtype=float), c, sc[rows:], u=u,
-                       upper=side == "upper", features=getattr(kernel, "reads_D", True))
+    block_at = functools.partial(model_block, w, Ft, Gt, np.asarray(b, dtype=float), c, None, u,
+                                 side == "upper", getattr(kernel, "reads_D", True))
+
+    def scratch_of(_):  # (each thread's own, kept across chunks: elcvx.engines.blocks.thread_scratch)
+        sc = thread_scratch(rows + 2 + k, w.size)
+        return sc[:rows], sc[rows:]
+
     with np.errstate(all="ignore"):  # (on a worker too: the oracles catch -inf and NaN)
-        return fold_blocks(kernel, merge, parts, params, sc[:rows])
+        return fold_blocks(kernel, merge, w.size, block_at, params, scratch_of,
+                           num_threads(threads))
 
 
 class ChunkedMoments(Moments):
@@ -100,8 +107,10 @@ class ChunkedMoments(Moments):
         self._stats = None
 
     def reduce(self, kernel, merge, *params, out=None):
+        # (An engine whose chunks run in parallel already, a cluster's, says how many threads
+        # each may take: ``threads_per_chunk``.)
         fn = functools.partial(chunk_fold, kernel, merge, tuple(self.b), self.select, self.side,
-                               params)
+                               params, threads=getattr(self.engine, "threads_per_chunk", None))
         return self.engine.map_reduce(fn, merge)
 
 

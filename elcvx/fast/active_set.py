@@ -74,12 +74,15 @@ def memo(oracle):
 
 
 def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
-             flat_slope=None) -> Outcome:
+             flat_slope=None, polish=False) -> Outcome:
     """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a feasible ``x0`` (in the
     oracle's domain; on a face is fine). See the module's docstring; ``gap_tol``: an absolute
     accuracy of ``f`` that suffices (besides its rounding floor), for :func:`_gap`.
     ``flat_slope(d)``: ``f``'s exact slope along a direction ``d`` in which its Hessian is null
-    (a redundant constraint: ``f`` is linear there), where the gradient's is rounding."""
+    (a redundant constraint: ``f`` is linear there), where the gradient's is rounding.
+    ``polish``: one Newton step towards the rounding floor of the gradient from a point where
+    ``f`` is at its own (no stop on ``f``'s concavity gap; each step accepted if ``f`` stays
+    within rounding): the status is ``"polished"`` once a step is taken, else as above."""
     x = np.array(x0, dtype=float)
     f, g, H, size = oracle(x)
     none = np.zeros(len(A))
@@ -94,7 +97,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
     moved = True  # x is new: its concavity gap is not yet known
     escapes = 0  # steps out of a degenerate vertex (:func:`_settle`)
     for _ in range(max_iter):
-        if moved:
+        if moved and not polish:
             gap, masses = _gap(g, A, h, x)
             if gap <= max(_FLOOR * size, gap_tol):
                 return Outcome(x, f, g, masses, "optimal")
@@ -154,7 +157,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
         polishing = stationary
         polished += polishing  # f is converged, the gradient (q, the masses) not yet
         step = _line_search(oracle, x, f, d, decrement, size, A, h, active, hit, alpha_max, soft,
-                            polishing or far)
+                            polishing or far or polish)
         if step is None:
             masses, residual = _multipliers(g, A, active)
             # f's rounding hides the gain; or x meets the KKT conditions (sufficient for a
@@ -170,6 +173,8 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
                 continue
             return Outcome(x, f, g, none, "line search failed")
         x, f, g, H, size, landed = step
+        if polish:
+            return Outcome(x, f, g, none, "polished")
         moved = True
         blind.clear()
         seen.clear()
@@ -256,6 +261,10 @@ def _face_step(g, H, AW, x, flat_slope=None):
     line search cut it down.
     """
     m = g.size
+    if not len(AW) and m <= 2:
+        d = _small_newton_step(g, H)
+        if d is not None:
+            return d, np.zeros(0)
     dg = -np.diag(H)
     diag = np.sqrt(np.where((dg > 0) & np.isfinite(dg), dg, 1.0))
     Hs = H / np.outer(diag, diag)
@@ -297,6 +306,29 @@ def _face_step(g, H, AW, x, flat_slope=None):
         ds = Z @ p
     mu = np.linalg.lstsq(As.T, -(gs + Hs @ ds), rcond=None)[0] if len(AW) else np.zeros(0)
     return ds / diag, mu
+
+
+def _small_newton_step(g, H):
+    """The common case of :func:`_face_step`, in closed form: no constraint in the working set,
+    one or two variables, ``H`` negative definite after the Jacobi scaling (its eigenvalues
+    ``-1 +- r``, ``r`` the scaled off-diagonal entry, below ``-1e-12`` of the largest in
+    size): the Newton step ``-H^-1 g``, by the same scaling. None otherwise (the general
+    method, with its flat directions)."""
+    if len(g) == 1:
+        dg = -float(H[0, 0])
+        if not (dg > 0 and math.isfinite(dg)):
+            return None
+        return np.array([float(g[0]) / dg])
+    d0, d1 = -float(H[0, 0]), -float(H[1, 1])
+    if not (d0 > 0 and d1 > 0 and math.isfinite(d0) and math.isfinite(d1)):
+        return None
+    s0, s1 = math.sqrt(d0), math.sqrt(d1)
+    r = float(H[0, 1]) / (s0 * s1)
+    if not -1.0 + abs(r) < -1e-12 * (1.0 + abs(r)):
+        return None
+    g0, g1 = float(g[0]) / s0, float(g[1]) / s1
+    det = 1.0 - r * r
+    return np.array([(g0 + r * g1) / det / s0, (r * g0 + g1) / det / s1])
 
 
 def _ratio_test(A, h, x, d, active):

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..engines.blocks import log_sum, wsum
+from ..engines.blocks import dot, log_sum, wsum
 from ..model import origin_stats
 
 
@@ -38,11 +38,11 @@ def gram(R, cR):
     """``cR @ R.T`` by dot products of rows (symmetric: each pair once)."""
     m = len(R)
     if m == 1:
-        return np.array([[np.dot(cR[0], R[0])]])
+        return np.array([[dot(cR[0], R[0])]])
     out = np.empty((m, m))
     for a in range(m):
         for b in range(a, m):
-            out[a, b] = out[b, a] = np.dot(cR[a], R[b])
+            out[a, b] = out[b, a] = dot(cR[a], R[b])
     return out
 
 
@@ -61,14 +61,15 @@ def _features(blk, h_minus):
     return D
 
 
-def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None):
+def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
     """The sums of the likelihood ``sum c log(1 + d x)`` over the block's rows ``d`` (with ``h
     - value`` as a last feature when ``value`` is not None); None outside the domain. With ``a =
-    1 + d x`` and ``q = scale / a`` (to ``out`` when given), flat: ``f``; ``size = sum c |log
+    1 + d x`` and ``q = scale / a``, flat: ``f``; ``size = sum c |log
     a|`` (the terms that cancel in ``f``); ``sum c q``; ``sum c q d`` (the gradient, times
     ``scale``); ``sum c q^2 d d' / scale`` (minus the Hessian, times ``scale``); with ``extra``
     (an MLE's) ``sum c q h`` and, if it is 2, :func:`quadratic_sums`; last ``sum c q^2 / scale``
-    and ``sum c q^2 d / scale`` (the certificate's).
+    and ``sum c q^2 d / scale`` (the certificate's). ``q`` itself is not kept: :func:`q_block`
+    gives it, on request.
 
     ``origin``: ``x = 0``, where every ``a`` is 1 (no log, no division: the MLE's start);
     ``extra`` then adds :func:`powers` (times ``scale``; if ``extra & 2``) and
@@ -95,7 +96,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
     if not lo > -1.0:
         return None
     np.add(s, 1.0, out=a)
-    q = np.divide(scale, a, out=out if out is not None else qb)
+    q = np.divide(scale, a, out=qb)
     f = log_sum(cb, a, t1, 1.0 + lo, 1.0 + hi)
     # sum |log a| = 2 sum log max(a, 1) - sum log a
     size = 2.0 * log_sum(cb, np.maximum(a, 1.0, out=t1), t2, 1.0, max(1.0, 1.0 + hi)) - f
@@ -109,7 +110,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
         np.subtract(s, err, out=err)
         err += np.subtract(1.0, one, out=one)
     cq = q if cb is None else np.multiply(q, cb, out=t2)
-    f += float(np.dot(err, cq)) / scale
+    f += dot(err, cq) / scale
     for d, r in zip(D, R):
         np.multiply(d, q, out=r)  # scale d / a
     H = gram(R, R if cb is None else np.multiply(R, cb, out=cR)) / scale
@@ -118,7 +119,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None, out=None)
         head += quadratic_sums(blk.h, q, cq, R, cb, scale, t1, t3, full=extra > 1)
     # (Last: sum c q^2 and sum c q^2 d, over scale: with H, the certificate's sum c q^2 (1, d)
     # (1, d)'.)
-    return np.array(head + [float(np.dot(cq, y)) / scale for y in (q, *R)])
+    return np.array(head + [dot(cq, y) / scale for y in (q, *R)])
 
 
 def powers(d, cd, cb, t1, t2, t3):
@@ -127,17 +128,17 @@ def powers(d, cd, cb, t1, t2, t3):
     p2 = np.multiply(d, d, out=t1)
     cp2 = p2 if cb is None else np.multiply(p2, cb, out=t2)
     p3 = np.multiply(p2, d, out=t3)
-    out = [np.dot(cp2, d), np.dot(cp2, p2), np.dot(cp2, p3)]
+    out = [dot(cp2, d), dot(cp2, p2), dot(cp2, p3)]
     cp3 = p3 if cb is None else np.multiply(p3, cb, out=t2)
-    out.append(np.dot(cp3, p3))
+    out.append(dot(cp3, p3))
     p4 = np.multiply(p2, p2, out=t1)  # (p2 no longer needed)
-    out += [np.dot(cp3, p4)]
+    out += [dot(cp3, p4)]
     cp4 = p4 if cb is None else np.multiply(p4, cb, out=t2)
-    out.append(np.dot(cp4, p4))
+    out.append(dot(cp4, p4))
     p5 = np.multiply(p4, d, out=t3)  # (p3 no longer needed)
-    out += [np.dot(cp4, p5)]
+    out += [dot(cp4, p5)]
     cp5 = p5 if cb is None else np.multiply(p5, cb, out=t2)
-    out.append(np.dot(cp5, p5))
+    out.append(dot(cp5, p5))
     return [float(t) for t in out]
 
 
@@ -148,14 +149,14 @@ def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
     D) / a`` that :func:`quadratic_block` sums (the bound's start, from the MLE's pass).
     ``t``, ``ct``: scratch rows."""
     if not full:
-        return [float(np.dot(h, cq))]
+        return [dot(h, cq)]
     hq = np.multiply(h, q, out=t)
     chq = hq if cb is None else np.multiply(hq, cb, out=ct)
-    return ([wsum(None, chq)] + [float(np.dot(chq, y)) / scale for y in (hq, q, *R)]
-            + [float(np.dot(cq, y)) / scale for y in (q, *R)])
+    return ([wsum(None, chq)] + [dot(chq, y) / scale for y in (hq, q, *R)]
+            + [dot(cq, y) / scale for y in (q, *R)])
 
 
-def quadratic_block(blk, sc, x, out=None):
+def quadratic_block(blk, sc, x):
     """The sums of products of ``(h, 1, D) / (1 + D x)`` over the block (the bound's start,
     :func:`elcvx.fast.starts._quadratic_start`): ``[gram (flat), sums]``."""
     m = blk.Dt.shape[0]
@@ -187,7 +188,13 @@ class BoundSums(NamedTuple):
         """The sums from :func:`bound_block`'s rows, one per block: the scatter is the blocks'
         own, centred on their means, plus that of their means about the mean (exact to
         rounding, as a two-pass variance; one numpy expression instead of a merge per
-        block)."""
+        block). One block's are its own (small N: no numpy expression)."""
+        if len(part) == 1:
+            row = part[0]
+            m = math.isqrt(len(row) - 2) - 1
+            return cls(row[0], row[1], row[2], np.array(row[3:3 + m]),
+                       np.array(row[3 + m:3 + m + m * m]).reshape(m, m),
+                       np.array(row[3 + m + m * m:]))
         rows = np.array(part)
         m = math.isqrt(rows.shape[1] - 2) - 1  # (3 + 2 m + m^2 entries)
         totals, means = rows[:, 2], rows[:, 3:3 + m]
@@ -200,13 +207,13 @@ class BoundSums(NamedTuple):
                    rows[:, 3 + m + m * m:].sum(axis=0))
 
 
-def bound_block(blk, sc, y, span=None, out=None):
+def bound_block(blk, sc, y, span=None):
     """The bound's pass at ``y = (gamma, beta, lambda)`` over a block: ``a = F y + h`` and
     ``[sum c log a, sum c h / a, sum c, mean of r (each), the scatter of r about it (flat),
     sum c (h / a) r (each)]`` of ``r = F / a`` (a fold's blocks' rows are summed at once by :meth:`BoundSums.of`, its
     ``combine``, and folds merged by :func:`merge_moments`); None outside
-    the domain (some ``a <= 0``). ``1/a`` goes to ``out`` when given (``q`` is proportional to
-    it). ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
+    the domain (some ``a <= 0``). ``q = kappa / a`` is not kept: :func:`bound_q_block` gives it,
+    on request. ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
     reduction per block then). Reads no ``D``."""
     m = blk.Ft.shape[0] + 1
     R, cR, a, t = sc[:m], sc[m:2 * m], sc[2 * m], sc[2 * m + 1]
@@ -217,13 +224,13 @@ def bound_block(blk, sc, y, span=None, out=None):
     if not lo > 0:
         return None
     cb = blk.c
-    inv = np.divide(1.0, a, out=out if out is not None else sc[2 * m + 2])
+    inv = np.divide(1.0, a, out=sc[2 * m + 2])
     logs = log_sum(cb, a, t, lo, hi)
     ch = blk.h if cb is None else np.multiply(blk.h, cb, out=t)
-    h_sum = float(np.dot(ch, inv))
+    h_sum = dot(ch, inv)
     chi = np.multiply(ch, inv, out=a)  # c h / a (a's logs are taken)
     np.multiply(blk.Ft, inv, out=R[1:])
-    h_r = [float(np.dot(chi, inv))] + [float(np.dot(chi, r)) for r in R[1:]]  # (r uncentred)
+    h_r = [dot(chi, inv)] + [dot(chi, r) for r in R[1:]]  # (r uncentred)
     nb = float(a.size) if cb is None else float(cb.sum())
     mb = [wsum(cb, inv) / nb] + [wsum(cb, r) / nb for r in R[1:]]
     np.subtract(inv, mb[0], out=R[0])  # centred
@@ -231,6 +238,33 @@ def bound_block(blk, sc, y, span=None, out=None):
         r -= mr
     H = gram(R, R if cb is None else np.multiply(R, cb, out=cR))
     return [logs, h_sum, nb] + mb + list(H.ravel()) + h_r
+
+
+def q_block(blk, sc, x, value, scale, out):
+    """A likelihood program's ``q = scale / (1 + d x)`` on the block's rows, into ``out``: the
+    same operations as :func:`loglik_block`'s, so the same bits. Returns 0.0 (nothing to
+    merge)."""
+    s, a, t1, e = sc[0], sc[1], sc[2], sc[3]
+    D = _features(blk, None if value is None else (value, e))
+    combine(x, D, s, t1)
+    np.add(s, 1.0, out=a)
+    np.divide(scale, a, out=out)
+    return 0.0
+
+
+def bound_q_block(blk, sc, y, kappa, out):
+    """The bound's ``q = kappa / a``, ``a = F y + h``, on the block's rows, into ``out``: the
+    same operations as :func:`bound_block`'s, so the same bits. Returns 0.0."""
+    a = sc[0]
+    combine(y[1:], blk.Ft, a, sc[1])
+    a += blk.h
+    a += y[0]
+    np.divide(1.0, a, out=out)
+    np.multiply(out, kappa, out=out)
+    return 0.0
+
+
+bound_q_block.reads_D = False
 
 
 def merge_moments(p, q):

@@ -1,9 +1,13 @@
 """The duals' oracles: ``x -> (f, g, H, size)`` of the likelihood's dual (the MLE's and the
 profile's) and of the bound's, each evaluation one pass over the rows (a fold of a block kernel
 of :mod:`elcvx.fast.kernels`, wherever the rows are: :meth:`elcvx.model.Moments.reduce`), for the
-active-set method of :mod:`elcvx.fast.active_set`. Each keeps, for the program that called it, what
-its last pass found at the solution (``q``, the certificate's sums), so that no pass is made
-again.
+active-set method of :mod:`elcvx.fast.active_set`.
+
+Each oracle is an object whose last evaluation is a frozen record with named fields
+(:class:`LikelihoodPass`, :class:`BoundPass`; the MLE's pass at the origin,
+:class:`OriginPass`): the program that called it reads the solution's sums from there, so that
+no pass is made again. ``q`` is not written during the passes: :func:`likelihood_q` and
+:func:`bound_q` compute it, on request, with the same operations.
 
 :class:`Work` counts the passes.
 """
@@ -11,10 +15,12 @@ again.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import add, bound_block, loglik_block, merge_moments
+from .kernels import add, bound_block, bound_q_block, loglik_block, merge_moments, q_block
+from .kernels import BoundSums
 
 
 class Work:
@@ -34,93 +40,183 @@ class Work:
         return self.passes, self.rows
 
 
+#: The powers of ``d`` the MLE's pass at the origin sums for its series start
+#: (:func:`elcvx.fast.starts._series_start`): ``sum c d^j`` for ``j = 1 .. SERIES_TERMS``.
+SERIES_TERMS = 10
+
+
+@dataclass(frozen=True)
+class OriginPass:
+    """The MLE's pass at the origin (``x = 0``: no log, no division), per ``N``: ``g = sum c d``
+    and ``H = sum c d d'``; with one feature ``powers = sum c d^j`` for ``j = 3 ..``
+    :data:`SERIES_TERMS` (the series start's); for a policy's value ``stats``: ``sum c F``
+    (each row), ``sum c h``, ``sum c |h|``, ``sum c (w - h)`` (:class:`elcvx.model.Stats`'s,
+    unscaled). Each None where the pass did not sum it."""
+
+    g: np.ndarray
+    H: np.ndarray
+    powers: np.ndarray | None
+    stats: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class LikelihoodPass:
+    """A likelihood pass at ``x`` away from the origin, with ``a = 1 + d x`` and ``q = 1 / (N
+    a)``: ``loglik = sum c log a``; ``mass = sum c q``; ``moments = sum c q d``; ``q2 = sum c
+    q^2 (1, d)(1, d)'`` (the certificate's, ``(1 + m) x (1 + m)``); for the MLE ``value_sum =
+    sum c q h`` and, where the pass summed them (near the optimum), ``bound_start``: the
+    ``(gram, sums)`` of ``(h, 1, D) / a`` the bound's start reads (both times ``N``,
+    :func:`elcvx.fast.starts._quadratic_start`)."""
+
+    x: np.ndarray
+    loglik: float
+    mass: float
+    moments: np.ndarray
+    q2: np.ndarray
+    value_sum: float | None = None
+    bound_start: tuple | None = None
+
+
 def _quietly(evaluate):
     """``evaluate`` on a float array with numpy's warnings off: the oracles catch overflow and
     0/0 themselves (returning ``-inf``)."""
 
-    def oracle(x, **options):
+    def oracle(self, x, **options):
         with np.errstate(all="ignore"):
-            return evaluate(np.asarray(x, dtype=float), **options)
+            return evaluate(self, np.asarray(x, dtype=float), **options)
 
+    oracle.__doc__ = evaluate.__doc__
     return oracle
 
 
-def loglik_oracle(data, work, value=None, state=None, q=None):
+class LikelihoodOracle:
     """``x -> (f, g, H, size)`` of ``(1/N) sum c log(1 + d x)`` over the rows ``d`` of the
     model's ``D``, with a last feature ``h - value`` when ``value`` is given (the profile's,
     built block by block rather than copied); ``f = -inf`` outside its domain; ``size = (sum c
     |log(1 + d x)| + 1) / N``, the terms that cancel in ``f`` (plus one).
 
-    With ``state`` (a dict), the solution's sums are read from the last evaluation: ``state``
-    keeps its point (``x``) and :func:`elcvx.fast.kernels.loglik_block`'s sums (``part``), ``q =
-    1 / (N (1 + d x))`` goes to ``q`` (an array of one entry per row, or None), and for the MLE
-    (``value`` None) an evaluation at the origin keeps the rows' :class:`Stats` sums
-    (``origin``, a policy's value) and one near the optimum (where the last Newton decrement
-    was small) the bound's start sums (``extra`` 2). Such an oracle takes ``full=True`` to
-    evaluate the origin as any other point (its ``q`` and sums)."""
-    n = data.n
-    mle = state is not None and value is None
+    ``last``: the last evaluation away from the origin (:class:`LikelihoodPass`). For the MLE
+    (``value`` None) an evaluation at the origin sums the series start's powers and the rows'
+    :class:`~elcvx.model.Stats` instead (``origin``, :class:`OriginPass`), and one made where
+    ``near`` is set (the last Newton decrement was small, or a start known to be close) the
+    bound's start sums; an evaluation there sets ``near`` for the next. ``full=True``
+    evaluates the origin as any other point (its sums)."""
+
+    def __init__(self, data, work, value=None):
+        self.data, self.work, self.value = data, work, value
+        self.last: LikelihoodPass | None = None
+        self.origin: OriginPass | None = None
+        self.near = False
 
     @_quietly
-    def oracle(x, full=False):
-        work.count(data.rows)
+    def __call__(self, x, full=False):
+        data, n, mle = self.data, self.data.n, self.value is None
+        self.work.count(data.rows)
         origin = not full and not np.any(x)
         extra = 0
         if mle:
-            extra = (data.policy + 2 * (len(x) == 1)) if origin else 1 + bool(state.get("near"))
-        if state is not None:
-            state.pop("x", None)  # q is about to change
-        part = data.reduce(loglik_block, add, x, value, origin, 1.0 / n, extra,
-                           None if origin or value is not None else _likelihood_span(data, x),
-                           out=None if origin else q)
+            extra = (data.policy + 2 * (len(x) == 1)) if origin else 1 + self.near
+        self.last = None  # (about to change)
+        part = data.reduce(loglik_block, add, x, self.value, origin, 1.0 / n, extra,
+                           None if origin or not mle else _likelihood_span(data, x))
         m = len(x)
         if part is None or not np.all(np.isfinite(part[2:3 + m + m * m])):
             return -math.inf, None, None, math.inf
         f, g, H = part[0] / n, part[3:3 + m], -part[3 + m:3 + m + m * m].reshape(m, m)
         size = (part[1] + 1.0) / n
-        if state is not None:
-            if origin and extra:
-                state["origin"] = part[3 + m + m * m:]  # (powers,) stats
-                state["origin_g_H"] = part[3:3 + m + m * m]
-            if not origin:
-                state.update(x=np.array(x, dtype=float), part=part, extra=extra)
+        if origin and extra:
+            tail = part[3 + m + m * m:]
+            powers = tail[:SERIES_TERMS - 2] if extra & 2 else None
+            stats = tail[0 if powers is None else SERIES_TERMS - 2:] if extra & 1 else None
+            self.origin = OriginPass(g, -H, powers, stats)
+        elif not origin:
+            self.last = _likelihood_pass(part, x, m, n, extra)
         if mle:  # the unconstrained Newton decrement: small, the next point is about the last
-            with np.errstate(all="ignore"):
-                step = np.linalg.lstsq(-H, g, rcond=None)[0]
-            state["near"] = bool(float(g @ step) <= 1e-6 * size)
+            if m == 1 and H[0, 0] < 0:
+                decrement = float(g[0]) * float(g[0]) / -float(H[0, 0])
+            else:
+                decrement = float(g @ np.linalg.lstsq(-H, g, rcond=None)[0])
+            self.near = bool(decrement <= 1e-6 * size)
         return f, g, H, size
 
-    return oracle
+
+def _likelihood_pass(part, x, m, n, extra) -> LikelihoodPass:
+    """:class:`LikelihoodPass` from :func:`elcvx.fast.kernels.loglik_block`'s sums (``q`` and
+    the sums per ``N``: the pass's ``scale``)."""
+    q2 = np.empty((m + 1, m + 1))
+    q2[0, :] = q2[:, 0] = part[-(m + 1):] / n
+    q2[1:, 1:] = part[3 + m:3 + m + m * m].reshape(m, m) / n
+    tail = part[3 + m + m * m:]
+    value_sum = float(tail[0]) if extra else None
+    return LikelihoodPass(np.array(x, dtype=float), float(part[0]), float(part[2]),
+                          part[3:3 + m].copy(), q2, value_sum,
+                          _bound_start(part, m, n) if extra >= 2 else None)
 
 
-def bound_oracle(data, K, lin, work, floor=0.0):
+def _bound_start(part, m, n):
+    """``(gram, sums)`` of ``(h, 1, D) / a`` at the MLE from its pass's sums (times ``N``)."""
+    H, tail = part[3 + m:3 + m + m * m].reshape(m, m), part[3 + m + m * m:]
+    gram = np.empty((m + 2, m + 2))
+    gram[2:, 2:] = H
+    gram[0, 0], gram[0, 1], gram[1, 1] = tail[1], tail[2], tail[3 + m]
+    gram[0, 2:], gram[1, 2:] = tail[3:3 + m], tail[4 + m:4 + 2 * m]
+    gram[1, 0], gram[2:, 0], gram[2:, 1] = gram[0, 1], gram[0, 2:], gram[1, 2:]
+    return gram * n, np.r_[tail[0], part[2], part[3:3 + m]] * n
+
+
+def likelihood_q(data, x, value=None):
+    """``q = 1 / (N (1 + d x))`` on every row (``d`` with ``h - value`` last where ``value`` is
+    given): one pass, the same operations as the likelihood's, so the same bits."""
+    out = np.empty(data.rows)
+    with np.errstate(all="ignore"):
+        data.reduce(q_block, add, np.asarray(x, dtype=float), value, 1.0 / data.n, out=out)
+    return out
+
+
+@dataclass(frozen=True)
+class BoundPass:
+    """A bound pass at ``y``: ``kg = K geomean_c(a)`` (``a = F y + h``) and the pass's sums
+    (:class:`~elcvx.fast.kernels.BoundSums`, the certificate's)."""
+
+    y: np.ndarray
+    kg: float
+    sums: BoundSums
+
+
+class BoundOracle:
     """``y -> (f, g, H, size)`` of ``K geomean_c(F y + h) - lin . y`` with ``F = (1, w, g)``;
     ``-inf`` outside its domain; ``size = K geomean + |lin . y| + floor``, the terms that cancel
-    in ``f`` and an absolute floor (:func:`lower_bound_of`).
+    in ``f`` and an absolute floor (:func:`elcvx.fast.solve.lower_bound_of`). The Hessian is
+    ``kg`` times minus the covariance of ``F / a`` under the weights ``c / N``. ``last``: the
+    last evaluation in the domain (:class:`BoundPass`)."""
 
-    Also records in ``state`` the last point's ``kg = K geomean``, its sums (for the
-    certificate) and, for a model in memory, ``1/a`` (``inv``: ``q`` is proportional to it).
-    The Hessian is ``kg`` times minus the covariance of ``F / a`` under the weights ``c / N``.
-    """
-    n = data.n
-    state = {}
-    inv = np.empty(data.rows) if data.in_memory else None  # (one array: page faults per pass cost)
+    def __init__(self, data, K, lin, work, floor=0.0):
+        self.data, self.K, self.lin, self.work, self.floor = data, K, lin, work, floor
+        self.last: BoundPass | None = None
 
     @_quietly
-    def oracle(y):
-        work.count(data.rows)
-        state.clear()  # inv is about to change
-        part = data.reduce(bound_block, merge_moments, y, _bound_span(data, y), out=inv)
+    def __call__(self, y):
+        data, n, lin = self.data, self.data.n, self.lin
+        self.work.count(data.rows)
+        self.last = None  # (about to change)
+        part = data.reduce(bound_block, merge_moments, y, _bound_span(data, y))
         if part is None:
             return -math.inf, None, None, math.inf
-        kg = K * math.exp(part.log_sum / n)
+        kg = self.K * math.exp(part.log_sum / n)
         if not (math.isfinite(kg) and np.all(np.isfinite(part.scatter))):
             return -math.inf, None, None, math.inf
-        state.update(y=y, kg=kg, inv=inv, sums=part)
+        self.last = BoundPass(np.array(y, dtype=float), kg, part)
         return (kg - lin @ y, kg * part.mean - lin, -kg * part.scatter / n,
-                kg + abs(float(lin @ y)) + floor)
+                kg + abs(float(lin @ y)) + self.floor)
 
-    return oracle, state
+
+def bound_q(data, y, kappa):
+    """The bound's ``q = kappa / (F y + h)`` on every row: one pass, the same operations as
+    the bound's pass, so the same bits."""
+    out = np.empty(data.rows)
+    with np.errstate(all="ignore"):
+        data.reduce(bound_q_block, add, np.asarray(y, dtype=float), kappa, out=out)
+    return out
 
 
 def _likelihood_span(data, x):
@@ -128,8 +224,8 @@ def _likelihood_span(data, x):
     memory (the same roundings, at the least and largest ``w``); else None."""
     if len(x) != 1 or not data.in_memory:
         return None
-    ends = (np.array(data.w_span) - 1.0) * x[0]
-    return float(ends.min()), float(ends.max())
+    lo, hi = ((w - 1.0) * float(x[0]) for w in data.w_span)
+    return min(lo, hi), max(lo, hi)
 
 
 def _bound_span(data, y):
@@ -138,7 +234,8 @@ def _bound_span(data, y):
     with a margin for ``a``'s roundings); else None (each block finds its own)."""
     if len(y) != 2 or not (data.in_memory and data.policy):
         return None
-    ends = np.outer(y[1] + np.array([0.0, 1.0]), data.w_span).ravel()
-    margin = 4e-16 * (abs(y[0]) + (abs(y[1]) + 1.0) * max(map(abs, data.w_span)))
-    lo, hi = y[0] + float(ends.min()) - margin, y[0] + float(ends.max()) + margin
+    gamma, beta = float(y[0]), float(y[1])
+    ends = [b * w for b in (beta, beta + 1.0) for w in data.w_span]
+    margin = 4e-16 * (abs(gamma) + (abs(beta) + 1.0) * max(map(abs, data.w_span)))
+    lo, hi = gamma + min(ends) - margin, gamma + max(ends) + margin
     return (lo, hi) if lo > 0 and math.isfinite(hi) else None

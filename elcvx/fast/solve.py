@@ -26,6 +26,7 @@ The programs are those of :mod:`elcvx.programs`: the MLE (``mle_dual``), the pro
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -37,9 +38,10 @@ from ..model import Stats, at_the_edge, model_of
 from ..solutions import BoundSolution, MLESolution, ProfileSolution
 from . import barrier
 from .active_set import MAX_ITER, maximize, memo
-from .objectives import Work, bound_oracle, loglik_oracle
-from .starts import (SERIES_TERMS, _given_start, _given_starts, _gram_of, _interior_point,
-                     _quadratic_start, _series_start, _start)
+from ..solutions import OnRead
+from .objectives import BoundOracle, LikelihoodOracle, Work, bound_q, likelihood_q
+from .starts import (_given_start, _given_starts, _interior_point, _quadratic_start,
+                     _series_start, _start)
 
 
 class AtTheMLE(NamedTuple):
@@ -77,16 +79,18 @@ def _at_the_mle(data, mle_sol):
     return None
 
 
-def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=None):
+def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=None,
+           polish=False):
     """``(x, f, status)``: the active-set Newton method from a feasible ``x``; with ``max_iter
     = 0``, ``x`` itself (another solver's point, for the certificate to judge). The objective
     along a direction ``d`` in which the rows' features vanish (a redundant constraint) is
-    linear, of slope ``-lin . d`` (the bound's) or 0 (the likelihoods')."""
+    linear, of slope ``-lin . d`` (the bound's) or 0 (the likelihoods'). ``polish``: one
+    Newton step to the rounding floor (:func:`_polished`)."""
     if max_iter == 0:
         return x, oracle(x)[0], "optimal"
     flat = (lambda d: 0.0) if lin is None else (lambda d: -float(lin @ d))
     out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL if kkt_tol is None else kkt_tol,
-                   gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat)
+                   gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat, polish=polish)
     return out.x, out.f, out.status
 
 
@@ -95,19 +99,33 @@ _MASS_TOL = 1e-8
 
 
 # The active-set method polishes the gradient (the primal q it gives) to this KKT residual; and
-# where the certificate asks for more, to the rounding floor, in at most _POLISH_ITER iterations.
+# where the certificate asks for more, to the rounding floor, in at most _POLISH_ITER steps.
 _KKT_TOL = 1e-11
 
 
 _POLISH_ITER = 4
 
 
-def _polish(oracle, x, A, h, lin=None):
-    """``(x, f, status)`` after at most ``_POLISH_ITER`` Newton steps towards the rounding floor
-    (a KKT tolerance of 0, which no iteration count meets): a candidate that the certificate
-    alone judges, so running out of steps there is no failure."""
-    x, f, status = _solve(oracle, x, A, h, _POLISH_ITER, kkt_tol=0.0, lin=lin)
-    return x, f, "optimal" if status == "max_iter" else status
+def _polished(read, oracle, x, A, h, lin=None):
+    """The certified solution (``read(x, "optimal")``) after Newton steps towards the rounding
+    floor of the gradient from ``x``, one at a time, each read and certified, until one is
+    certified or :data:`_POLISH_ITER` are taken; None if none could be taken.
+
+    Where the active-set method stops, ``f`` is at its rounding floor, not always the gradient:
+    a bound's value of 0.5 is the difference of terms of 900, which hides a gradient of 1e-12,
+    and the certificate of a bound on ``N`` rows loses ``N`` times the gradient in likelihood
+    (at ``N = 1e7``, a gradient of 1e-13 is the most it allows); a nearly redundant constraint
+    makes a gradient of 1e-12 a large correction too. The last step's pass is the certificate's,
+    so each step costs one pass."""
+    out = None
+    for _ in range(_POLISH_ITER):
+        x, _, status = _solve(oracle, x, A, h, kkt_tol=0.0, lin=lin, polish=True)
+        if status != "polished":
+            break
+        out = read(x, "optimal")
+        if out.status == "optimal":
+            break
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,7 +158,7 @@ class _Solved(NamedTuple):
     """A likelihood program's solution (:func:`_likelihood`)."""
 
     x: np.ndarray | None
-    q: np.ndarray | None
+    q: OnRead | None
     loglik: float
     status: str
     sums: tuple = ()
@@ -157,16 +175,14 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
     None without a feasible start. ``D``: the model's features, with ``h - value`` last when
     ``value`` is given. ``q``, ``l`` and the certificate's sums are those of the last pass,
     at ``x`` (one more pass where that was another point)."""
-    state = {}
-    q = np.empty(data.rows) if data.in_memory and value is None else None
-    raw = loglik_oracle(data, work, value, state, q)
+    raw = LikelihoodOracle(data, work, value)
     oracle = memo(raw)
     if given and max_iter == 0:
         # Another solver's point, as it is: the first of its candidates (on the faces it nearly
         # meets) that the certificate accepts.
         out = None
         for x in _given_starts(A, h, x0, oracle):
-            out = _read(data, value, A, h, x, raw, state, q, "optimal")
+            out = _read(data, value, A, h, x, raw, "optimal")
             if out.status == "optimal":
                 break
         return out if out is not None else _Solved(None, None, math.nan,
@@ -176,19 +192,18 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
     else:
         # (Where x0 is outside the domain, the segment from the origin, where every term is 0.)
         x = _start(A, h, x0, oracle, anchor=np.zeros_like(x0))
-        if x is not None and not np.any(x) and "origin_g_H" in state and len(x) == 1:
-            x = _series_start(oracle, state, A, h, x)
+        if x is not None and not np.any(x) and raw.origin is not None and len(x) == 1:
+            x = _series_start(oracle, raw, A, h, x)
     if x is None:
         why = "no feasible start" + (" (the point given)" if given else "")
         return _Solved(None, None, math.nan, why)
     x, _, status = _solve(oracle, x, A, h, max_iter)
-    out = _read(data, value, A, h, x, raw, state, q, status)
+    out = _read(data, value, A, h, x, raw, status)
     if status == "optimal" and out.status != "optimal" and out.cert.masses is not None:
         # The method's KKT tolerance was met, not the certificate's: where a constraint is nearly
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
-        # Newton steps to the rounding floor, then the certificate again.
-        x, _, status = _polish(oracle, x, A, h)
-        out = _read(data, value, A, h, x, raw, state, q, status)
+        # Newton steps to the rounding floor, each certified.
+        out = _polished(lambda x, st: _read(data, value, A, h, x, raw, st), oracle, x, A, h) or out
     if out.status != "optimal":
         # The active-set method stalled (a degenerate dual it does not see): the barrier
         # method from a strictly feasible point near where it stopped, certified on the faces
@@ -197,38 +212,38 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
         if status == "unbounded":
             return _Solved(None, None, math.nan, _UNBOUNDED)
         for x in _given_starts(A, h, x, oracle) if status == "optimal" else ():
-            alt = _read(data, value, A, h, x, raw, state, q, "optimal")
+            alt = _read(data, value, A, h, x, raw, "optimal")
             if alt.status == "optimal":
                 return alt
     return out
 
 
-def _read(data, value, A, h, x, raw, state, q, status) -> _Solved:
+def _read(data, value, A, h, x, raw, status) -> _Solved:
     """The solution at ``x`` from the oracle's pass there (one more pass where its last was at
     another point), certified (:func:`elcvx.certify.likelihood`), as :func:`_likelihood`
-    returns it; ``status``: the solver's."""
-    if not np.array_equal(state.get("x"), x):
+    returns it; ``status``: the solver's. The MLE's ``q`` is computed on its first read."""
+    last = raw.last
+    if last is None or not np.array_equal(last.x, x):
         raw(x, full=True)
-    m, n = len(x), data.n
-    part = state["part"]
-    loglik, mass, moments = float(part[0]), float(part[2]), part[3:3 + m]
+        last = raw.last
+    n = data.n
     sums = ()
     if value is None:
-        tail = part[3 + m + m * m:]  # sum c q h, [the products of (h, 1, D) / a], q2 sums
         carried = None
         if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
-            origin = state.get("origin")
-            if origin is not None and m == 1:
-                origin = origin[SERIES_TERMS - 2:]  # (past the powers)
+            origin = raw.origin.stats if raw.origin is not None else None
             stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
-            carried = AtTheMLE(n, data.k, stats, None if state["extra"] < 2 else _gram_of(part, m, n))
-        sums = (mass, float(part[2] + part[3]), float(tail[0]), carried)
-    cert = certify.likelihood(data.n, data.c_min, A, h, x, mass, moments, _q2(part, m, data.n),
+            carried = AtTheMLE(n, data.k, stats, last.bound_start)
+        sums = (last.mass, float(last.mass + last.moments[0]), last.value_sum, carried)
+    cert = certify.likelihood(data.n, data.c_min, A, h, x, last.mass, last.moments, last.q2,
                               value)
-    error = math.nan if value is not None else _estimate_error(data, cert, part, m)
+    error = math.nan if value is not None else _estimate_error(data, cert, last.q2)
     if status == "optimal":
-        status = _verdict(cert, loglik, None if value is not None else error)
-    return _Solved(x, q, loglik, status, sums, cert, error)
+        status = _verdict(cert, last.loglik, None if value is not None else error)
+    q = None
+    if value is None and data.in_memory:
+        q = OnRead(functools.partial(likelihood_q, data, last.x))
+    return _Solved(x, q, last.loglik, status, sums, cert, error)
 
 
 #: The status of a model whose dual grows without bound: its primal is infeasible.
@@ -250,21 +265,13 @@ def _barrier_from(oracle, A, h, x):
     return barrier.maximize(oracle, trial, A, h)
 
 
-def _q2(part, m, n):
-    """``sum c q^2 (1, d)(1, d)'`` from a likelihood pass's sums (the last ``1 + m``, and the
-    Hessian's)."""
-    q2 = np.empty((m + 1, m + 1))
-    q2[0, :] = q2[:, 0] = part[-(m + 1):] / n
-    q2[1:, 1:] = part[3 + m:3 + m + m * m].reshape(m, m) / n
-    return q2
-
-
-def _estimate_error(data, cert, part, m):
+def _estimate_error(data, cert, q2):
     """The certified error of the estimate (any ``rho``): :meth:`LikelihoodCertificate.value_error`
-    with ``S = coef' sum c q^2 (1, d)(1, d)' coef`` (``|a_n| <= (1, d_n) . coef``)."""
-    coef = np.zeros(m + 1)
+    with ``S = coef' sum c q^2 (1, d)(1, d)' coef`` (``|a_n| <= (1, d_n) . coef``; ``q2``: the
+    pass's ``sum c q^2 (1, d)(1, d)'``)."""
+    coef = np.zeros(len(q2))
     coef[:len(data.estimate_coef)] = data.estimate_coef
-    return cert.value_error(float(coef @ _q2(part, m, data.n) @ coef))
+    return cert.value_error(float(coef @ q2 @ coef))
 
 
 def _verdict(cert, loglik, estimate_error=None):
@@ -361,19 +368,19 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     stats = data.stats()
     total = stats.sum_h if data.nonnegative else stats.sum_abs_h
     reach = min(1.0, K * total / n)
-    raw, state = bound_oracle(data, K, lin, work, floor=reach)
+    raw = BoundOracle(data, K, lin, work, floor=reach)
     oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
     B, floor = data.bound_rows()
     if not (stats.sum_abs_h or np.any(floor)) and mle_sol is not None:
         # h = 0 on every row and atom: every Q in the ball (the MLE's) gives E_Q[h] = 0. The
         # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
-        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (h = 0 everywhere)",
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (h = 0 everywhere)",
                              work=work.counts(), sums=mle_sol.sums[:2], error=0.0)
     if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
-        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q, "optimal (bound within 1e-13 of 0)",
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (bound within 1e-13 of 0)",
                              work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
-    bound = dict(data=data, K=K, lin=lin, B=B, floor=floor, raw=raw, state=state, work=work,
+    bound = dict(data=data, K=K, lin=lin, B=B, floor=floor, raw=raw, work=work,
                  quantile=quantile, mle_gap=mle_gap)
     if start is not None and max_iter == 0:
         # Another solver's point, as it is: the first of its candidates that is certified.
@@ -399,10 +406,10 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     out = _bound_read(y, f, status, **bound)
     if status == "optimal" and out.status != "optimal":
         # As for the likelihood: the method's stopping rule was met, not the certificate's (a
-        # dual nearly flat along a direction the likelihood constraint is not); Newton steps to
-        # the rounding floor, then the certificate again.
-        y, f, status = _polish(oracle, y, B, floor, lin)
-        out = _bound_read(y, f, status, **bound)
+        # dual nearly flat along a direction the likelihood constraint is not; a gradient of
+        # 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
+        out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y, B,
+                        floor, lin) or out
     if out.status != "optimal" and max_iter == MAX_ITER:
         # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
         y, f, status = _barrier_from(oracle, B, floor, y)
@@ -418,15 +425,17 @@ def _bound_failure(data, work, why):
     return BoundSolution(nan, nan, nan, nan, _nans(data), why, work=work.counts())
 
 
-def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, state, work, quantile, mle_gap):
+def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap):
     """The bound's solution at ``y`` (dual value ``f``) from the oracle's pass there (one more
-    where its last was at another point), certified (:func:`elcvx.certify.bound`)."""
+    where its last was at another point), certified (:func:`elcvx.certify.bound`); its ``q``
+    is computed on its first read."""
     n = data.n
-    if not np.array_equal(state.get("y"), y):
-        raw(y)  # q and the certificate's sums are read from the last evaluation
-    kappa = state["kg"] / n
-    q = np.multiply(state["inv"], kappa, out=state["inv"]) if data.in_memory else None
-    sums = state["sums"]
+    if raw.last is None or not np.array_equal(raw.last.y, y):
+        raw(y)  # the certificate's sums are read from the last evaluation
+    last = raw.last
+    kappa = last.kg / n
+    q = OnRead(functools.partial(bound_q, data, last.y, kappa)) if data.in_memory else None
+    sums = last.sums
     cq = kappa * sums.total * sums.mean  # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
     lo, hi = data.value_range
     cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo)

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .kernels import add, quadratic_block
+from .objectives import SERIES_TERMS
 
 
 def _interior_point(A, h, center):
@@ -131,27 +132,31 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
     return _start(B, floor, y, oracle, anchor=y0)
 
 
-#: The powers of ``d`` the origin's pass sums for the series start (:func:`_series_start`).
-SERIES_TERMS = 10
-
-
-def _series_start(oracle, state, A, h, x0):
+def _series_start(oracle, raw, A, h, x0):
     """The one-feature MLE's start past the origin: the root of its gradient's series
     ``sum c d / (1 + d x) = sum_j (-x)^j sum c d^(j+1)`` to the tenth power (the origin's pass
-    summed the powers), where its truncation moves the root by less than 1e-8: there one Newton
-    step ends at the MLE, where two from the origin would not, and at large N (where the MLE is
-    near the origin, ``beta* ~ N^(-1/2)``) the root is the MLE to its tolerance (its pass is
-    the last: it sums the bounds' start, ``near``). The origin ``x0`` where the series does not
-    settle, the root is infeasible or outside the domain (one pass lost)."""
-    M = np.r_[state["origin_g_H"], state["origin"][:SERIES_TERMS - 2]]  # sum c d^j / N
-    if not (np.all(np.isfinite(M)) and M[1] > 0 and M[-3] > 0):
+    summed the powers: ``raw.origin``, :class:`~elcvx.fast.objectives.OriginPass`), where its
+    truncation moves the root by less than 1e-8: there one Newton step ends at the MLE, where
+    two from the origin would not, and at large N (where the MLE is near the origin, ``beta* ~
+    N^(-1/2)``) the root is the MLE to its tolerance (its pass is the last: it sums the bounds'
+    start, ``raw.near``). The origin ``x0`` where the series does not settle, the root is
+    infeasible or outside the domain (one pass lost). ``oracle``: ``raw`` or its memo."""
+    origin = raw.origin
+    if origin.powers is None:
         return x0
-    j = np.arange(SERIES_TERMS)
-    signs = (-1.0) ** j
+    # sum c d^j / N, j = 1 .. 10, as Python floats: the root takes a few Newton steps on a
+    # polynomial of ten terms, for which numpy's calls would cost more than the arithmetic.
+    M = [float(t) for t in (*origin.g, *origin.H.ravel(), *origin.powers)]
+    if not (all(map(math.isfinite, M)) and M[1] > 0 and M[-3] > 0):
+        return x0
+    # The series sum_j (-x)^j M[j] (j from 0) and its slope, by Horner's rule.
+    coef = [(-1.0) ** j * t for j, t in enumerate(M)]
     x = 0.0
     for _ in range(30):
-        value = float(np.sum(signs * M * x ** j))
-        slope = float(np.sum(signs[1:] * M[1:] * j[1:] * x ** j[:-1]))
+        value = slope = 0.0
+        for c in reversed(coef):
+            slope = slope * x + value
+            value = value * x + c
         if not slope < 0:
             return x0
         step = -value / slope
@@ -166,18 +171,7 @@ def _series_start(oracle, state, A, h, x0):
     off = abs(M[-1] * x ** (SERIES_TERMS - 1) * x) * math.sqrt(M[-1] / M[-3]) / M[1]
     if not (x and off <= 1e-8 and np.all(A @ x1 + h >= 0)):
         return x0
-    state["near"] = True
+    raw.near = True
     if not math.isfinite(oracle(x1)[0]):
         return x0
     return x1
-
-
-def _gram_of(part, m, n):
-    """``(gram, sums)`` of ``(h, 1, D) / a`` at the MLE from its pass's sums (per ``N``)."""
-    H, tail = part[3 + m:3 + m + m * m].reshape(m, m), part[3 + m + m * m:]
-    gram = np.empty((m + 2, m + 2))
-    gram[2:, 2:] = H
-    gram[0, 0], gram[0, 1], gram[1, 1] = tail[1], tail[2], tail[3 + m]
-    gram[0, 2:], gram[1, 2:] = tail[3:3 + m], tail[4 + m:4 + 2 * m]
-    gram[1, 0], gram[2:, 0], gram[2:, 1] = gram[0, 1], gram[0, 2:], gram[1, 2:]
-    return gram * n, np.r_[tail[0], part[2], part[3:3 + m]] * n

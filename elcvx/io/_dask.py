@@ -250,6 +250,10 @@ class DaskRows:
         ``distributed`` is not installed (the ``dask`` extra).
     """
 
+    #: Each worker's task folds a partition on one thread: the cluster's workers are the
+    #: parallelism (:func:`elcvx.engines.rows.chunk_fold`).
+    threads_per_chunk = 1
+
     def __init__(self, source, spec=None, client=None, *, format=None, constraint_columns=(),
                  progress=None):
         spec = LogSpec.from_keywords(spec)

@@ -155,23 +155,19 @@ def test_the_k0_comparison_fails_on_a_perturbed_oracle(monkeypatch):
     s = random_sample(4)
     assert_k0_agree(s)
 
-    def tilted(make, t):
-        def build(*args, **kwargs):
-            made = make(*args, **kwargs)
-            oracle, rest = (made[0], made[1:]) if isinstance(made, tuple) else (made, None)
-
-            def perturbed(x):
-                f, g, H, size = oracle(x)
+    def tilted(oracle_class, t):
+        class Tilted(oracle_class):
+            def __call__(self, x, **options):
+                f, g, H, size = super().__call__(x, **options)
                 if g is None:
                     return f, g, H, size
                 return f + t * x[0], g + t * np.eye(len(g))[0], H, size
 
-            return perturbed if rest is None else (perturbed, *rest)
-        return build
+        return Tilted
 
     for t, expected in ((1e-6, {"l*", "beta", "lower bound", "upper bound"}), (1e-3, {"l_v"})):
         failed = set()
-        for name in ("loglik_oracle", "bound_oracle"):
+        for name in ("LikelihoodOracle", "BoundOracle"):
             with monkeypatch.context() as m:
                 m.setattr(solve, name, tilted(getattr(solve, name), t))
                 for what, ours, fast, status in k0_pairs(s):
@@ -246,7 +242,7 @@ def test_the_multipliers_are_the_atoms_masses(seed):
                              c.atom_range) for j, c in enumerate(random_constraints(s, 2, seed))]
     data = model.Moments(s, cons)
     D, (A, h) = data.features(), data.atom_rows()
-    oracle = active_set.memo(objectives.loglik_oracle(data, objectives.Work()))
+    oracle = active_set.memo(objectives.LikelihoodOracle(data, objectives.Work()))
     out = active_set.maximize(oracle, starts._start(A, h, np.zeros(D.shape[1]), oracle), A, h)
     assert out.status == "optimal" and out.masses.max() > 1e-3
     cq = (1.0 if data.c is None else data.c) / (data.n * (1.0 + D @ out.x))

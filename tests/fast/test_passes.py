@@ -93,3 +93,22 @@ def test_a_sample_keeps_the_span_of_its_weights_and_passes_agree_without_it():
     without = elcvx.interval(bare, method="fast")
     assert_agree([with_span.low, with_span.high], [without.low, without.high], tol=1e-13,
                  what="interval")
+
+
+@pytest.mark.slow
+def test_a_bound_at_ten_million_rows_is_polished_to_its_certificate(monkeypatch):
+    # bench_core.py's log at N = 1e7: each bound's value (about 0.5) is the difference of terms
+    # of about 900, so the active-set method stops at a gradient of 1e-12, which its certificate
+    # turns into an error of 2.5e-6 (N times the gradient, in likelihood). One Newton step to
+    # the gradient's rounding floor certifies it: the MLE's 2 passes, each bound's start and at
+    # most 2 more.
+    s = continuous(10_000_000, seed=0)
+    monkeypatch.setattr(solve, "_barrier_from", lambda oracle, A, h, x: (x, math.nan, "skipped"))
+    ci = elcvx.interval(s, method="fast")
+    assert ci.status == "optimal" and ci.work[0] <= 2 + 2 * 3
+    assert max(ci.lower.error, ci.upper.error) <= 1e-6
+    # Without the polish, the same bounds fail their certificate.
+    monkeypatch.setattr(solve, "_polished", lambda *args, **kwargs: None)
+    mle = fast.mle(s, ())
+    bare = fast.lower_bound(s, (), mle.loglik, CHI2_95, side="lower", mle_sol=mle)
+    assert bare.status.startswith("not certified (the bound's error bound is")

@@ -1,0 +1,175 @@
+"""Time ``Sample`` + ``estimate`` + 95% ``interval`` on the fast path, single- and
+multi-threaded, as ratios to two baselines measured in the same run.
+
+Two logs of continuous weights (no two rows alike, so nothing compresses), each drawn afresh for
+every repetition (the MLE is cached per sample: reusing one would time the cache):
+
+* ``gamma``: weights drawn from a gamma law of mean 1 (shape 2), capped at ``wmax = 10``, none
+  zero; rewards uniform;
+* ``core``: :mod:`bench_core`'s log, weights ``1/p`` on 40% of the rows (``p`` uniform in
+  ``[0.1, 1]``) and 0 elsewhere; rewards uniform.
+
+Two baselines, each one pass over ``N`` fresh values, timed just before the repetition so that
+they see the same load: ``np.log1p(0.1 * (w - 1)).sum()`` over the gamma log's weights (the
+issue's), and ``np.log1p(x).sum()`` over uniform ``x`` (:mod:`bench_core`'s). Times are wall
+clock (threads share the process's CPU time): each setting of ``ELCVX_NUM_THREADS`` runs on the
+same fresh arrays within a repetition, settings in turn (in alternating order); each cell is the median over the
+repetitions, each ratio the median of the repetitions' ratios.
+
+    python benchmarks/bench_speed.py               # N = 1e4 and 1e7
+    python benchmarks/bench_speed.py --quick       # N = 1e4 and 1e6 (a smoke run)
+    python benchmarks/bench_speed.py --write-docs  # N = 1e4, 1e5, 1e6, 1e7, into docs/performance.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import elcvx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _docs import ROOT, machine, size, write_between_markers  # noqa: E402
+from bench_core import make_arrays as core_arrays  # noqa: E402
+
+DOCS = ROOT / "docs" / "performance.md"
+WMAX = 10.0
+LOGS = ("gamma", "core")
+
+
+def gamma_arrays(n, seed):
+    """Weights of mean 1 from a gamma law (shape 2), capped at ``WMAX``; uniform rewards."""
+    rng = np.random.default_rng(seed)
+    return np.minimum(rng.gamma(2.0, 0.5, n), WMAX), rng.random(n)
+
+
+ARRAYS = {"gamma": gamma_arrays, "core": core_arrays}
+
+
+def _wall(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def baselines(n, seed):
+    """Wall seconds of the two baselines on fresh arrays (each the median of three passes)."""
+    w = gamma_arrays(n, seed + 10_000)[0]
+    x = np.random.default_rng(seed + 20_000).random(n)
+    issue = statistics.median(_wall(lambda: np.log1p(0.1 * (w - 1.0)).sum())[0] for _ in range(3))
+    core = statistics.median(_wall(lambda: np.log1p(x).sum())[0] for _ in range(3))
+    return issue, core
+
+
+def run_once(w, r, threads):
+    """Wall seconds of ``Sample``, ``estimate`` and ``interval`` on copies of ``(w, r)`` with
+    ``ELCVX_NUM_THREADS = threads``, and the answers (for the check that thread counts agree)."""
+    w, r = w.copy(), r.copy()
+    os.environ["ELCVX_NUM_THREADS"] = str(threads)
+    gc.collect()
+    t_sample, s = _wall(lambda: elcvx.Sample(w, r, wmax=WMAX))
+    t_est, est = _wall(lambda: elcvx.estimate(s, method="fast"))
+    t_int, ci = _wall(lambda: elcvx.interval(s, method="fast"))
+    return dict(sample=t_sample, estimate=t_est, interval=t_int,
+                total=t_sample + t_est + t_int), (est.value, ci.low, ci.high)
+
+
+def measure(log, n, repeats, settings):
+    """Per thread setting: the medians over ``repeats`` fresh logs of each stage's wall time and
+    of the total's ratio to each baseline, and the speed-up over one thread (per repetition)."""
+    runs = {t: [] for t in settings}
+    for rep in range(repeats):
+        seed = 1000 * rep + n % 997
+        issue, core = baselines(n, seed)
+        w, r = ARRAYS[log](n, seed)
+        answers = set()
+        # (Settings in turn, in the other order every other repetition: what runs first can
+        # pay for page faults or a busy core the next does not.)
+        for t in settings if rep % 2 == 0 else settings[::-1]:
+            times, answer = run_once(w, r, t)
+            answers.add(answer)
+            runs[t].append(dict(times, issue=issue, core=core))
+        if len(answers) != 1:
+            raise SystemExit(f"{log} log, N = {n}: the thread counts {settings} disagree: {answers}")
+    rows = []
+    for t in settings:
+        med = {k: statistics.median(run[k] for run in runs[t]) for k in runs[t][0]}
+        med.update(log=log, N=n, threads=t,
+                   issue_ratio=statistics.median(run["total"] / run["issue"] for run in runs[t]),
+                   core_ratio=statistics.median(run["total"] / run["core"] for run in runs[t]),
+                   speedup=statistics.median(one["total"] / run["total"]
+                                             for one, run in zip(runs[settings[0]], runs[t])))
+        rows.append(med)
+    return rows
+
+
+def table(rows):
+    """A markdown table of :func:`measure`'s rows."""
+    lines = ["| log | N | threads | `log1p(0.1 (w - 1))` pass | `log1p(x)` pass | `Sample` | "
+             "`estimate` | `interval` | all three | ratio: issue's baseline | ratio: "
+             "bench_core's | speed-up over 1 thread |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['log']} | {size(r['N'])} | {r['threads']} | {_ms(r['issue'])} | "
+                     f"{_ms(r['core'])} | {_ms(r['sample'])} | {_ms(r['estimate'])} | "
+                     f"{_ms(r['interval'])} | {_ms(r['total'])} | {r['issue_ratio']:.1f}× | "
+                     f"{r['core_ratio']:.1f}× | {r['speedup']:.2f}× |")
+    return "\n".join(lines)
+
+
+def _ms(seconds):
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def repeats_at(n, repeats):
+    """More repetitions where a run is short (their median is noisier)."""
+    return repeats if repeats else (31 if n <= 10**4 else 11 if n <= 10**5 else 7 if n <= 10**6 else 5)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="N = 1e4 and 1e6 (a smoke run)")
+    parser.add_argument("--sizes", type=float, nargs="*", help="the N to run (default 1e4 1e7)")
+    parser.add_argument("--repeats", type=int, default=0,
+                        help="repetitions per N (default: 31 at 1e4 down to 5 at 1e7)")
+    parser.add_argument("--threads", type=int, nargs="*",
+                        help="thread counts to compare (default: 1 and every core)")
+    parser.add_argument("--logs", nargs="*", choices=LOGS, default=list(LOGS))
+    parser.add_argument("--write-docs", action="store_true",
+                        help="N = 1e4 .. 1e7, the table written into docs/performance.md")
+    args = parser.parse_args(argv)
+    sizes = ([int(s) for s in args.sizes] if args.sizes
+             else [10**4, 10**5, 10**6, 10**7] if args.write_docs
+             else [10**4, 10**6] if args.quick else [10**4, 10**7])
+    cores = os.cpu_count() or 1
+    settings = tuple(args.threads) if args.threads else ((1, cores) if cores > 1 else (1,))
+    previous = os.environ.get("ELCVX_NUM_THREADS")
+    run_once(*gamma_arrays(1000, 1), 1)  # a warm-up: the first call's imports are not timed
+    rows = []
+    try:
+        for log in args.logs:
+            for n in sizes:
+                new = measure(log, n, repeats_at(n, args.repeats), settings)
+                print(table(new) if not rows else table(new).split("\n", 2)[2], flush=True)
+                rows += new
+    finally:
+        if previous is None:
+            os.environ.pop("ELCVX_NUM_THREADS", None)
+        else:
+            os.environ["ELCVX_NUM_THREADS"] = previous
+    if args.write_docs:
+        body = (f"{table(rows)}\n\nWall-clock medians of {args.repeats or 'from 31 (1e4) to 5 (1e7)'} "
+                f"fresh logs per N, thread counts {', '.join(map(str, settings))} on the same "
+                f"logs in turn. {machine()}")
+        write_between_markers(DOCS, "bench_speed.py", body)
+
+
+if __name__ == "__main__":
+    main()
