@@ -194,6 +194,8 @@ def likelihood(n, c_min, A, h, x, mass, moments, q2, value=None) -> LikelihoodCe
         return _rejected(LikelihoodCertificate,
                          f"the dual point violates an atom's constraint by {-slack.min():.2g}")
     moments = np.asarray(moments, dtype=float)
+    if not _finite(mass, moments, q2):
+        return _rejected(LikelihoodCertificate, _OVERFLOW)
     residual = np.r_[1.0 - mass, -moments]
     columns = np.vstack([h, A.T])
     # e = z0 + N q zeta . d moves the sums c q (1, d) by z0 (mass, moments) + N q2[:, 1:] zeta.
@@ -239,8 +241,11 @@ def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width) -> Cert
     kappa = kg / n
     dual = kg - float(lin @ y)
     mean = np.asarray(sums.mean)
-    rr = np.asarray(sums.scatter) + sums.total * np.outer(mean, mean)  # sum c r r', r = F / a
-    residual = lin - kappa * sums.total * mean
+    with np.errstate(over="ignore", invalid="ignore"):
+        rr = np.asarray(sums.scatter) + sums.total * np.outer(mean, mean)  # sum c r r', r = F / a
+        residual = lin - kappa * sums.total * mean
+    if not _finite(dual, rr, residual):
+        return _rejected(Certificate, _OVERFLOW)
     return _best([_bound_at(mu, n, c_min, B, floor, slack, residual, rr, sums, kappa, kg, dual,
                             quantile, mle_gap, width)
                   for mu in _masses(residual, B.T, slack)])
@@ -277,6 +282,14 @@ def _bound_at(mu, n, c_min, B, floor, slack, residual, rr, sums, kappa, kg, dual
                f"gap {below:.2g}")
         return Certificate(False, error, mu, why)
     return Certificate(True, error, mu)
+
+
+#: Why a point is refused whose pass's sums left the floats (another solver's point far out).
+_OVERFLOW = "the pass's sums overflow at the dual point"
+
+
+def _finite(*values):
+    return all(np.all(np.isfinite(v)) for v in values)
 
 
 def _rejected(kind, reason, masses=np.zeros(0)):
