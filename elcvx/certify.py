@@ -9,7 +9,8 @@ optimum ``l*`` wherever ``x`` meets the atoms' constraints (weak duality). The c
 builds an **exactly feasible** primal point from ``q``: nonnegative atom masses ``mu``
 (nonnegative least squares, mass kept off atoms whose dual constraint is slack) and, for what
 they leave, a relative correction of each row's mass, ``q~_n = q_n (1 + e_n)`` with ``e_n = z_0
-+ N q_n zeta . d_n`` (a Newton step of the dual, ``zeta = -dx``, in the primal). Its likelihood
++ N q_n zeta . d_n`` (a Newton step of the dual, ``zeta = -dx``, in the primal; both the least
+squares fit and the one of least ``sum c e^2`` are tried, the better kept). Its likelihood
 bounds ``l*`` from above, so
 
 .. math:: l^* - l \le \delta = -\textstyle\sum c \log(1 + e)
