@@ -152,11 +152,20 @@ def _correction(M, rest):
     return z, rest - M @ z
 
 
+#: A correction whose ``sum c e^2`` is below this is rounding (``N`` rows' ``e`` of ``1e-16``
+#: give ``1e-25`` at ``N = 1e7``), and worth no other fit.
+_CHEAP_ENOUGH = 1e-20
+
+
 def _fits(M, columns, residual, mu, cost):
     """Candidates ``(mu, z, off)`` for the certificates to judge: :func:`_fit`'s and, where
-    it differs, :func:`_cheapest`'s (``cost``: the matrix of ``sum c e^2 = z' cost z``)."""
+    its correction is more than rounding, :func:`_cheapest`'s (``cost``: the matrix of ``sum c
+    e^2 = z' cost z``)."""
     fit = _fit(M, columns, residual, mu)
-    cheap = _cheapest(M, columns, residual, mu, cost) if _met(fit[2]) else None
+    z = fit[1]
+    if not (_met(fit[2]) and float(z @ cost @ z) > _CHEAP_ENOUGH):
+        return [fit]
+    cheap = _cheapest(M, columns, residual, mu, cost)
     return [fit] if cheap is None else [fit, cheap]
 
 
