@@ -88,7 +88,9 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
     none = np.zeros(len(A))
     if not math.isfinite(f):
         return Outcome(x, f, g, none, "start outside the domain")
-    active: list[int] = []
+    # A polishing step starts on the faces x meets (independent ones): from an empty working set
+    # the unconstrained step, far longer than the face's, only lands on a face met to rounding.
+    active: list[int] = _faces_met(A, h, x) if polish else []
     soft = np.zeros(len(A), dtype=bool)  # faces on which f is -inf
     blind: set[int] = set()  # constraints taken in without a step since the last step
     just_added = None
@@ -193,8 +195,7 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     keeps every such constraint (a small LP), found by the line search. After
     :data:`_ESCAPES` such steps, or where none gains, ``x`` is returned as it is (the
     certificate judges it)."""
-    scale = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
-    near = np.flatnonzero(A @ x + h <= 1e-12 * scale)
+    near = _met(A, h, x)
     masses = np.zeros(len(A))
     top = max(1.0, float(np.abs(g).max()))
     if near.size:
@@ -213,6 +214,21 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     if step is None:
         return True, Outcome(x, f, g, masses, "optimal")
     return False, step
+
+
+def _met(A, h, x):
+    """The constraints ``x`` meets to rounding."""
+    scale = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
+    return np.flatnonzero(A @ x + h <= 1e-12 * scale)
+
+
+def _faces_met(A, h, x):
+    """The constraints ``x`` meets to rounding, each independent of those before it."""
+    rows: list[int] = []
+    for i in _met(A, h, x):
+        if _independent(A, rows + [int(i)]):
+            rows.append(int(i))
+    return rows
 
 
 def _ascent(g, H, AN):
