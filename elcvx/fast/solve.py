@@ -40,7 +40,7 @@ from . import barrier
 from .active_set import MAX_ITER, maximize, memo
 from ..solutions import OnRead
 from .objectives import BoundOracle, LikelihoodOracle, Work, bound_q, likelihood_q
-from .starts import (_given_start, _given_starts, _interior_point, _quadratic_start,
+from .starts import (_given_start, _given_starts, _inside, _interior_point, _quadratic_start,
                      _series_start, _start)
 
 
@@ -91,6 +91,11 @@ def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=No
     flat = (lambda d: 0.0) if lin is None else (lambda d: -float(lin @ d))
     out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL if kkt_tol is None else kkt_tol,
                    gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat, polish=polish)
+    inside = _inside(A, h, out.x)
+    if inside is not out.x:
+        f = oracle(inside)[0]
+        if math.isfinite(f):
+            return inside, f, out.status
     return out.x, out.f, out.status
 
 

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..certify import SLACK_TOL
 from .kernels import add, quadratic_block
 from .objectives import SERIES_TERMS
 
@@ -86,11 +87,39 @@ def _given_starts(A, h, x0, oracle):
         x = x0
         if on.size:
             M = A[on]
-            x = x0 - np.linalg.lstsq(M, M @ x0 + h[on], rcond=None)[0]
+            x = _inside(A, h, x0 - np.linalg.lstsq(M, M @ x0 + h[on], rcond=None)[0])
         if (np.all(A @ x + h >= -1e-15 * size) and not any(np.array_equal(x, y) for y in out)
                 and math.isfinite(oracle(x)[0])):
             out.append(x)
     return out
+
+
+def _inside(A, h, x):
+    """``x`` moved (least change) so that no computed slack ``A x + h`` is below
+    :data:`~elcvx.certify.SLACK_TOL`'s half where one is below that tolerance by rounding (at
+    most ``1e-12`` of the constraint's size): a point found on a face at ``|x| = 1e5`` is off it
+    by ``1e-11`` in its last bits, which a certificate cannot tell from a violated constraint.
+    Every face met to rounding is aimed at its face first, then at a slack of a few of its
+    roundings where ``x``'s own rounding undoes the move (a slack ``s`` at an atom of mass
+    ``mu`` costs ``N mu s`` in a certificate); ``x`` itself where no slack is below the
+    tolerance, or none of these meets it."""
+    size = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
+    slack = A @ x + h
+    tol = 0.5 * SLACK_TOL
+    if slack.min(initial=0.0) >= -SLACK_TOL or not np.all(slack >= -1e-12 * size):
+        return x
+    for margin in (0.0, 1e-16, 4e-16, 4e-15, 4e-14):
+        out = x
+        for _ in range(3):
+            # (Every face met to rounding: moving off one may push x through another.)
+            slack = A @ out + h
+            if slack.min() >= -tol:
+                return out
+            on = np.flatnonzero(slack < max(margin * size.max(), tol))
+            out = out - np.linalg.lstsq(A[on], slack[on] - margin * size[on], rcond=None)[0]
+        if (A @ out + h).min() >= -tol:
+            return out
+    return x
 
 
 def _given_start(A, h, x0, oracle):

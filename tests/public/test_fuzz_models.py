@@ -555,6 +555,21 @@ QUICK = range(200_000, 200_052)  # 4 seeds per regime
 FIXED = {
     395: "the certificate fitted the atoms' masses, then the rows' correction, one after the "
          "other: with a target of 1e6 carried by the atoms, 2e-10 of the mass was left over",
+    # Issue 24, item 2 (the fast path raised on a feasible model), targets at the edge:
+    19: "a bound's polishing began with an empty working set: its unconstrained step only landed "
+        "on a face met to rounding, so a dual nearly flat on the face kept a primal point whose "
+        "likelihood was made up at 5e-6; it now starts on the faces its point meets",
+    266: "as 19 (the upper bound's likelihood made up at 1.4e-6)",
+    929: "as 19 (8.5e-6)",
+    45: "as 19 (the upper bound stopped at max_iter)",
+    1345: "as 45",
+    162: "a profile's dual point at |x| = 5e4 on an atom's face violated it by 5e-12 in its last "
+         "bits; the point found is now moved onto the faces it meets until no computed slack is "
+         "below the certificate's tolerance",
+    201: "as 162",
+    1917: "as 162",
+    2983: "as 162 (on two groups of faces at once: moving off one pushed it through the other)",
+    3048: "as 162",
 }
 
 
