@@ -214,13 +214,62 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
         # method from a strictly feasible point near where it stopped, certified on the faces
         # its end approaches.
         x, f, status = _barrier_from(oracle, A, h, out.x)
-        if status == "unbounded":
-            return _Solved(None, None, math.nan, _UNBOUNDED)
         for x in _given_starts(A, h, x, oracle) if status == "optimal" else ():
             alt = _read(data, value, A, h, x, raw, "optimal")
             if alt.status == "optimal":
                 return alt
+        null = _null_features(data, A)
+        if null:
+            alt = _without(null, data, value, A, h, raw, oracle, max_iter)
+            if alt is not None and alt.status == "optimal":
+                return alt
+        if status == "unbounded":
+            return _Solved(None, None, math.nan, _UNBOUNDED)
     return out
+
+
+def _null_features(data, A):
+    """The indices in ``x`` of the moment constraints met by every distribution to rounding:
+    ``g - b`` within ``1e-12`` of ``max(1, |b|)`` of 0 on every row and atom (a zero-width
+    ``atom_range`` at a target the rows meet but for the last bit). Such a constraint holds for
+    every ``Q`` to the certificate's :data:`~elcvx.certify.ROUNDING`, yet its dual grows
+    without bound along its ``lambda`` (every term gains, by ``1e-17`` of it): it is solved
+    with that ``lambda`` at 0. Empty for rows not in memory."""
+    if not (data.in_memory and data.k):
+        return []
+    out = []
+    for j in range(data.k):
+        tol = 1e-12 * max(1.0, abs(float(data.b[j])))
+        if (np.abs(A[:, 1 + j]).max(initial=0.0) <= tol
+                and np.abs(data.Gt[j] - data.b[j]).max(initial=0.0) <= tol):
+            out.append(1 + j)
+    return out
+
+
+def _without(null, data, value, A, h, raw, oracle, max_iter):
+    """:func:`_likelihood`'s solution with ``x`` held at 0 on the coordinates ``null``
+    (:func:`_null_features`), read and certified on the whole model; None without a feasible
+    start."""
+    m = A.shape[1]
+    keep = np.array([i for i in range(m) if i not in null])
+
+    def restricted(xr):
+        x = np.zeros(m)
+        x[keep] = xr
+        f, g, H, size = oracle(x)
+        if g is None:
+            return f, g, H, size
+        return f, g[keep], H[np.ix_(keep, keep)], size
+
+    sub = memo(restricted)
+    Ar = A[:, keep]
+    xr = _start(Ar, h, np.zeros(len(keep)), sub, anchor=np.zeros(len(keep)))
+    if xr is None:
+        return None
+    xr, _, status = _solve(sub, xr, Ar, h, max_iter)
+    x = np.zeros(m)
+    x[keep] = xr
+    return _read(data, value, A, h, x, raw, status)
 
 
 def _read(data, value, A, h, x, raw, status) -> _Solved:

@@ -570,6 +570,11 @@ FIXED = {
     1917: "as 162",
     2983: "as 162 (on two groups of faces at once: moving off one pushed it through the other)",
     3048: "as 162",
+    231: "a constraint with a zero-width atom_range whose target is 6e-17 from the only value the "
+         "rows and atoms give: feasible to rounding (the reference, cvxpy and the feasibility LP "
+         "agree), but the fast path's dual ran off along its lambda ('no feasible start'); it "
+         "is now solved with that lambda at 0 and certified on the whole model",
+    296: "as 231", 348: "as 231", 1713: "as 231", 2857: "as 231", 2948: "as 231", 3026: "as 231",
 }
 
 
