@@ -454,16 +454,30 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         y = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
     if y is None:
         return _bound_failure(data, work, "no feasible start")
-    # (A value on the unit scale: 1e-15 is below every digit reported, and ends the approach
-    # to a bound of 0 reached only as y -> 0.)
-    y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-    out = _bound_read(y, f, status, **bound)
-    if status == "optimal" and out.status != "optimal":
-        # As for the likelihood: the method's stopping rule was met, not the certificate's (a
-        # dual nearly flat along a direction the likelihood constraint is not; a gradient of
-        # 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
-        out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y, B,
-                        floor, lin) or out
+
+    def solved(y):
+        # (A value on the unit scale: 1e-15 is below every digit reported, and ends the
+        # approach to a bound of 0 reached only as y -> 0.)
+        y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
+        out = _bound_read(y, f, status, **bound)
+        if status == "optimal" and out.status != "optimal":
+            # As for the likelihood: the method's stopping rule was met, not the certificate's
+            # (a dual nearly flat along a direction the likelihood constraint is not; a
+            # gradient of 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
+            out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y,
+                            B, floor, lin) or out
+        return y, out
+
+    y, out = solved(y)
+    if out.status != "optimal" and start is None and mle_sol is not None:
+        # The start from the MLE's point is at its scale: with targets within 1e-5 of the
+        # feasible set's edge, |y| = 4e4 on a vertex of the atoms' faces, where the method
+        # stalls in f's rounding. Again from the plain start (the cost of a failure only).
+        plain = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
+        if plain is not None:
+            alt_y, alt = solved(plain)
+            if alt.status == "optimal":
+                return alt
     if out.status != "optimal" and max_iter == MAX_ITER:
         # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
         y, f, status = _barrier_from(oracle, B, floor, y)

@@ -575,6 +575,12 @@ FIXED = {
          "agree), but the fast path's dual ran off along its lambda ('no feasible start'); it "
          "is now solved with that lambda at 0 and certified on the whole model",
     296: "as 231", 348: "as 231", 1713: "as 231", 2857: "as 231", 2948: "as 231", 3026: "as 231",
+    422: "a bound started from the MLE's point, at its scale (|y| = 4e4 on a vertex of the atoms' "
+         "faces, the targets within 1e-5 of the edge), where the method stalled in f's rounding "
+         "(max_iter, line search failed, not certified); a failed bound is now solved again "
+         "from the plain start",
+    370: "as 422", 552: "as 422", 565: "as 422", 1475: "as 422", 1618: "as 422", 2177: "as 422",
+    2294: "as 422", 2723: "as 422",
 }
 
 
