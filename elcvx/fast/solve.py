@@ -40,8 +40,8 @@ from . import barrier
 from .active_set import MAX_ITER, maximize, memo
 from ..solutions import OnRead
 from .objectives import BoundOracle, LikelihoodOracle, Work, bound_q, likelihood_q
-from .starts import (_given_start, _given_starts, _inside, _interior_point, _quadratic_start,
-                     _series_start, _start)
+from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
+                     _quadratic_start, _series_start, _start)
 
 
 class AtTheMLE(NamedTuple):
@@ -209,6 +209,14 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
         # Newton steps to the rounding floor, each certified.
         out = _polished(lambda x, st: _read(data, value, A, h, x, raw, st), oracle, x, A, h) or out
+    if out.status != "optimal" and out.cert is not None and out.cert.certified:
+        # A point whose faces are met to the ulps of |x| = 5e4 only (targets near the
+        # feasible set's edge): a slack of 1e-12 at an atom carrying mass is a gap of N mu s.
+        on = _onto_faces(A, h, out.x)
+        if on is not out.x:
+            alt = _read(data, value, A, h, on, raw, "optimal")
+            if alt.status == "optimal":
+                return alt
     if out.status != "optimal":
         # The active-set method stalled (a degenerate dual it does not see): the barrier
         # method from a strictly feasible point near where it stopped, certified on the faces

@@ -122,6 +122,29 @@ def _inside(A, h, x):
     return x
 
 
+def _onto_faces(A, h, x):
+    """``x`` moved onto the faces it meets to rounding (``|A_i x + h_i| <= 1e-12`` of the
+    row's size) until their computed slacks are within :data:`~elcvx.certify.SLACK_TOL`'s half
+    of 0; ``x`` itself if it is there already, or cannot be brought there. A slack ``s`` at an
+    atom of mass ``mu`` is a gap of ``N mu s`` to a certificate, and at ``|x| = 5e4`` the ulps
+    of ``x`` leave a slack of ``1e-12``: the move is made on the coordinates of least size
+    first (least squares scaled by ``1 / max(1, |x_j|)``), whose ulps are the finest."""
+    size = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
+    slack = A @ x + h
+    met = np.flatnonzero(np.abs(slack) <= 1e-12 * size)
+    tol = 0.5 * SLACK_TOL
+    if not met.size or np.all(np.abs(slack[met]) <= 1e-3 * tol):
+        return x
+    scale = 1.0 / np.maximum(1.0, np.abs(x))
+    out = x
+    for _ in range(4):
+        out = out - scale * np.linalg.lstsq(A[met] * scale, slack[met], rcond=None)[0]
+        slack = A @ out + h
+        if np.all(np.abs(slack[met]) <= 1e-3 * tol):
+            break
+    return out if slack.min() >= -tol and np.all(np.abs(slack[met]) <= tol) else x
+
+
 def _given_start(A, h, x0, oracle):
     """The first of :func:`_given_starts` (None if there is none): a start to refine from."""
     starts = _given_starts(A, h, x0, oracle)
