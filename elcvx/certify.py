@@ -262,6 +262,11 @@ def _bound_at(mu, n, c_min, B, floor, slack, residual, rr, sums, kappa, kg, dual
     # sum c e = sum c (q~ - q) a / kappa = (E_Q~[h] - D - mu . s) / kappa for the exactly
     # feasible q~ (sum c q a = N kappa, sum c q~ F = lin - B' mu): free of the rows' rounding.
     sum_e = (primal - dual - float(mu @ slack)) / kappa
+    if not np.any(z):
+        # The atoms take the whole residual: q~ is q (e = 0 on every row), whose likelihood is
+        # the ball's. (The identity above divides the rounding of E_Q~[h] - D by kappa, which
+        # is 1e-14 where the bound is reached only as a row's a -> 0: an end of the range.)
+        sum_e = 0.0
     # (kappa makes sum c log q = phi; its log-sum's rounding is the likelihood's too.)
     eta = max(0.0, -sum_e + sum_e2 / (2.0 * (1.0 - tau))) + 1e-15 * (abs(sums.log_sum) + n)
     room = 0.5 * quantile - mle_gap

@@ -581,6 +581,11 @@ FIXED = {
          "from the plain start",
     370: "as 422", 552: "as 422", 565: "as 422", 1475: "as 422", 1618: "as 422", 2177: "as 422",
     2294: "as 422", 2723: "as 422",
+    389: "a difference whose bound is an end of its range, reached only as a row's a -> 0 "
+         "(kappa = 2e-14): the bound's certificate divided the rounding of E_Q~[h] - D by kappa "
+         "(its likelihood made up at 1.1) though the atoms took the whole residual (e = 0)",
+    818: "as 389 (on fast; on auto Clarabel's point failed the same certificate)",
+    1819: "as 389", 2027: "as 389",
 }
 
 
