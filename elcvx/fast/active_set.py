@@ -90,7 +90,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
         return Outcome(x, f, g, none, "start outside the domain")
     # A polishing step starts on the faces x meets (independent ones): from an empty working set
     # the unconstrained step, far longer than the face's, only lands on a face met to rounding.
-    active: list[int] = _faces_met(A, h, x) if polish else []
+    active: list[int] = _faces_met(A, h, x, g) if polish else []
     soft = np.zeros(len(A), dtype=bool)  # faces on which f is -inf
     blind: set[int] = set()  # constraints taken in without a step since the last step
     just_added = None
@@ -105,7 +105,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
                 return Outcome(x, f, g, masses, "optimal")
             moved = False
         seen.add(frozenset(active))
-        d, mu = _face_step(g, H, A[active], x, flat_slope)
+        d, mu = _face_step(g, H, A[active], x, flat_slope, polish)
         decrement = float(g @ d)
         stationary = decrement <= _FLOOR * size
         if active and mu.min() < -_MU_TOL:
@@ -222,13 +222,60 @@ def _met(A, h, x):
     return np.flatnonzero(A @ x + h <= 1e-12 * scale)
 
 
-def _faces_met(A, h, x):
-    """The constraints ``x`` meets to rounding, each independent of those before it."""
+def _faces_met(A, h, x, g):
+    """The constraints ``x`` meets to rounding that carry mass (a positive multiplier in
+    ``-g = A_N' mu``, ``mu >= 0``), each independent of those before it. (A face met with no
+    mass, at a degenerate vertex, would hold the step off a direction it needs: a dual nearly
+    flat along the faces that carry mass.)"""
+    near = _met(A, h, x)
+    if near.size and np.all(np.isfinite(g)):
+        mu, _ = nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
+        near = near[mu > 1e-12 * max(1.0, float(mu.max()))]
     rows: list[int] = []
-    for i in _met(A, h, x):
+    for i in near:
         if _independent(A, rows + [int(i)]):
             rows.append(int(i))
     return rows
+
+
+def along_the_valley(oracle, x, A, h):
+    """A point down a flat valley of ``f`` from ``x``, where its faces stop it, or None.
+
+    At the optimum of a dual whose Hessian on the faces carrying mass has a direction of
+    curvature below ``1e-9`` of the largest (a constraint nearly redundant: ``f`` rises by
+    ``1e-9`` over a move of 10), the Newton method stops where the gain is below ``f``'s
+    rounding, but the primal point its gradient gives is off (a certificate's correction, or its
+    likelihood made up, at 1e-6). ``f`` rises along the direction the whole way: the point is
+    the first face it meets (the ratio test), from which the method starts again."""
+    f, g, H, size = oracle(x)
+    if not (math.isfinite(f) and np.all(np.isfinite(H))):
+        return None
+    faces = _faces_met(A, h, x, g)
+    Z = _null_space(A[faces] / np.linalg.norm(A[faces], axis=1, keepdims=True)) if faces else (
+        np.eye(len(x)))
+    if not Z.shape[1]:
+        return None
+    dg = -np.diag(H)
+    diag = np.sqrt(np.where((dg > 0) & np.isfinite(dg), dg, 1.0))
+    Zs = np.linalg.qr(Z * diag[:, None])[0]
+    vals, vecs = np.linalg.eigh(Zs.T @ (H / np.outer(diag, diag)) @ Zs)
+    for lam, vec in zip(vals, vecs.T):
+        if lam < -1e-9 * max(1e-300, -vals.min()):
+            continue
+        v = (Zs @ vec) / diag
+        slope = float(g @ v)
+        if slope < 0:
+            v, slope = -v, -slope
+        if not slope > 0:
+            continue
+        hit, alpha = _ratio_test(A, h, x, v, faces)
+        if not (0.0 < alpha < math.inf):
+            continue
+        y = _project(x + alpha * v, A, h, faces + [hit])
+        if np.all(A @ y + h >= -1e-12 * np.maximum(1.0, np.abs(A) @ np.abs(y) + np.abs(h))) and (
+                oracle(y)[0] >= f):
+            return y
+    return None
 
 
 def _ascent(g, H, AN):
@@ -267,14 +314,16 @@ def _gap(g, A, h, x):
     return float(mu @ np.maximum(A @ x + h, 0.0)), mu
 
 
-def _face_step(g, H, AW, x, flat_slope=None):
+def _face_step(g, H, AW, x, flat_slope=None, polish=False):
     """``(d, mu)``: the Newton step ``d`` on the face ``A_W d = 0`` and the multipliers ``mu``
     with ``g + H d + A_W' mu = 0`` at its end.
 
     After a Jacobi scaling, ``H`` is inverted on the face where it is well conditioned; along a
     flat direction (a linear ``f``: one example, every weight 1) the step goes up as far as
     ``x`` is long, or not at all where the slope is rounding noise, and the ratio test and the
-    line search cut it down.
+    line search cut it down. ``polish``: at the optimum, no step along a flat direction (a
+    dual nearly flat on its face: a step the size of ``x`` there only runs into the next face,
+    while the Newton step on the curved ones is what a certificate needs).
     """
     m = g.size
     if not len(AW) and m <= 2:
@@ -306,6 +355,8 @@ def _face_step(g, H, AW, x, flat_slope=None):
             norm = float(np.linalg.norm(gr))
             null = 1e-12 * max(1.0, -vals.min())
             for lam, ci, vec in zip(vals, c, vecs.T):
+                if polish and not lam < -1e-6:
+                    continue
                 if flat_slope is not None and abs(lam) <= null:
                     # A null direction (f linear along it): its exact slope, not the rounding
                     # of the gradient's, which would send the step round the flat set; below

@@ -37,7 +37,7 @@ from .. import certify
 from ..model import Stats, at_the_edge, model_of
 from ..solutions import BoundSolution, MLESolution, ProfileSolution
 from . import barrier
-from .active_set import MAX_ITER, maximize, memo
+from .active_set import MAX_ITER, along_the_valley, maximize, memo
 from ..solutions import OnRead
 from .objectives import BoundOracle, LikelihoodOracle, Work, bound_q, likelihood_q
 from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
@@ -474,6 +474,18 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
             # gradient of 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
             out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y,
                             B, floor, lin) or out
+        if status == "optimal" and out.status != "optimal":
+            # A dual nearly flat along its faces (a constraint nearly redundant), rising along
+            # the valley by 1e-9 up to a face the method did not reach: from there.
+            down = along_the_valley(oracle, y, B, floor)
+            if down is not None:
+                y2, f2, status2 = _solve(oracle, down, B, floor, max_iter, gap_tol=1e-15, lin=lin)
+                alt = _bound_read(y2, f2, status2, **bound)
+                if status2 == "optimal" and alt.status != "optimal":
+                    alt = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound),
+                                    oracle, y2, B, floor, lin) or alt
+                if alt.status == "optimal":
+                    return y2, alt
         return y, out
 
     y, out = solved(y)
