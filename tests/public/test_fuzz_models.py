@@ -698,3 +698,24 @@ def test_the_infeasible_check_accepts_the_specified_error(monkeypatch):
     monkeypatch.setattr(elcvx, "estimate", refuse)
     monkeypatch.setattr(elcvx, "interval", refuse)
     assert not run_case(case).failures
+
+
+def test_an_mle_at_the_scale_of_the_edge_is_certified():
+    """Seed 84 (regime edge: a target 2e-5 from the feasible set's edge, |x| = 5e4): the fast
+    path's MLE was on an atom's face to the ulps of x only, a slack of 1.6e-12 at an atom of
+    mass 0.65, a gap of N mu s = 6e-10 and an estimate error bound of 2.3e-6 ("not
+    certified"). Moved onto its faces (:func:`elcvx.fast.starts._onto_faces`), the estimate
+    and its range are the reference's. (Its lower bound, at |y| = 3e5, still fails in the slow
+    run.)"""
+    case = M.draw(84)
+    constraints, atoms = case.package_inputs()
+    ref = reference(case)
+    est = elcvx.estimate(case.sample, constraints=constraints, atoms=atoms, rho=case.rho,
+                         method="fast")
+    assert est.status == "optimal", est.status
+    out = Outcome()
+    s = case.sample
+    pairs = [("range.low", _unit(s, est.value_range.low), ref.base),
+             ("range.high", _unit(s, est.value_range.high), ref.base + ref.wmass),
+             ("estimate", _unit(s, est.value), ref.base + rho_unit(case, ref) * ref.wmass)]
+    assert not [d for d in (_compare(out, "fast", *p) for p in pairs) if d]
