@@ -467,7 +467,11 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         # (A value on the unit scale: 1e-15 is below every digit reported, and ends the
         # approach to a bound of 0 reached only as y -> 0.)
         y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-        out = _bound_read(y, f, status, **bound)
+        out = _bound_read(y, f, "optimal", **bound)
+        if status != "optimal" and out.status != "optimal":
+            out = _bound_read(y, f, status, **bound)
+        # (Else the method stalled, on a dual linear on one row with no curvature to go by,
+        # where the certificate, which judges the point and not the iteration, accepts it.)
         if status == "optimal" and out.status != "optimal":
             # As for the likelihood: the method's stopping rule was met, not the certificate's
             # (a dual nearly flat along a direction the likelihood constraint is not; a

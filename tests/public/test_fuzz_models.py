@@ -586,6 +586,13 @@ FIXED = {
          "(its likelihood made up at 1.1) though the atoms took the whole residual (e = 0)",
     818: "as 389 (on fast; on auto Clarabel's point failed the same certificate)",
     1819: "as 389", 2027: "as 389",
+    1984: "one row and listed atoms: the bound's dual is linear (the geometric mean of one row), "
+          "its optimum an LP's vertex with the likelihood constraint slack (the row carries 1.8 "
+          "times the ball's least mass); the Newton method stalled there (line search failed) "
+          "and the certificate refused a correction above 1/2. With one row it is exact, "
+          "-N log(1 + e), and a point it certifies is taken whatever the iteration's status "
+          "(also Clarabel's, on auto)",
+    2738: "as 1984 (max_iter; the row carries 6.8 times the least mass)",
 }
 
 
