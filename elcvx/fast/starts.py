@@ -103,10 +103,12 @@ def _inside(A, h, x):
     roundings where ``x``'s own rounding undoes the move (a slack ``s`` at an atom of mass
     ``mu`` costs ``N mu s`` in a certificate); ``x`` itself where no slack is below the
     tolerance, or none of these meets it."""
-    size = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
     slack = A @ x + h
+    if slack.min(initial=0.0) >= -SLACK_TOL:
+        return x  # (the common case, first: this runs after every solve)
+    size = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
     tol = 0.5 * SLACK_TOL
-    if slack.min(initial=0.0) >= -SLACK_TOL or not np.all(slack >= -1e-12 * size):
+    if not np.all(slack >= -1e-12 * size):
         return x
     for margin in (0.0, 1e-16, 4e-16, 4e-15, 4e-14):
         out = x
