@@ -90,7 +90,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
         return Outcome(x, f, g, none, "start outside the domain")
     # A polishing step starts on the faces x meets (independent ones): from an empty working set
     # the unconstrained step, far longer than the face's, only lands on a face met to rounding.
-    active: list[int] = _faces_met(A, h, x, g) if polish else []
+    active: list[int] = _faces_met(A, h, x) if polish else []
     soft = np.zeros(len(A), dtype=bool)  # faces on which f is -inf
     blind: set[int] = set()  # constraints taken in without a step since the last step
     just_added = None
@@ -105,7 +105,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
                 return Outcome(x, f, g, masses, "optimal")
             moved = False
         seen.add(frozenset(active))
-        d, mu = _face_step(g, H, A[active], x, flat_slope, polish)
+        d, mu = _face_step(g, H, A[active], x, flat_slope)
         decrement = float(g @ d)
         stationary = decrement <= _FLOOR * size
         if active and mu.min() < -_MU_TOL:
@@ -222,13 +222,13 @@ def _met(A, h, x):
     return np.flatnonzero(A @ x + h <= 1e-12 * scale)
 
 
-def _faces_met(A, h, x, g):
-    """The constraints ``x`` meets to rounding that carry mass (a positive multiplier in
-    ``-g = A_N' mu``, ``mu >= 0``), each independent of those before it. (A face met with no
-    mass, at a degenerate vertex, would hold the step off a direction it needs: a dual nearly
-    flat along the faces that carry mass.)"""
+def _faces_met(A, h, x, g=None):
+    """The constraints ``x`` meets to rounding, each independent of those before it; with the
+    gradient ``g``, those that carry mass (a positive multiplier in ``-g = A_N' mu``, ``mu >=
+    0``) only: a face met with no mass, at a degenerate vertex, would hold a step off a
+    direction it needs (:func:`along_the_valley`)."""
     near = _met(A, h, x)
-    if near.size and np.all(np.isfinite(g)):
+    if g is not None and near.size and np.all(np.isfinite(g)):
         mu, _ = nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
         near = near[mu > 1e-12 * max(1.0, float(mu.max()))]
     rows: list[int] = []
@@ -314,16 +314,14 @@ def _gap(g, A, h, x):
     return float(mu @ np.maximum(A @ x + h, 0.0)), mu
 
 
-def _face_step(g, H, AW, x, flat_slope=None, polish=False):
+def _face_step(g, H, AW, x, flat_slope=None):
     """``(d, mu)``: the Newton step ``d`` on the face ``A_W d = 0`` and the multipliers ``mu``
     with ``g + H d + A_W' mu = 0`` at its end.
 
     After a Jacobi scaling, ``H`` is inverted on the face where it is well conditioned; along a
     flat direction (a linear ``f``: one example, every weight 1) the step goes up as far as
     ``x`` is long, or not at all where the slope is rounding noise, and the ratio test and the
-    line search cut it down. ``polish``: at the optimum, no step along a flat direction (a
-    dual nearly flat on its face: a step the size of ``x`` there only runs into the next face,
-    while the Newton step on the curved ones is what a certificate needs).
+    line search cut it down.
     """
     m = g.size
     if not len(AW) and m <= 2:
@@ -355,8 +353,6 @@ def _face_step(g, H, AW, x, flat_slope=None, polish=False):
             norm = float(np.linalg.norm(gr))
             null = 1e-12 * max(1.0, -vals.min())
             for lam, ci, vec in zip(vals, c, vecs.T):
-                if polish and not lam < -1e-6:
-                    continue
                 if flat_slope is not None and abs(lam) <= null:
                     # A null direction (f linear along it): its exact slope, not the rounding
                     # of the gradient's, which would send the step round the flat set; below

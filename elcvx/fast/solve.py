@@ -467,48 +467,52 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         # (A value on the unit scale: 1e-15 is below every digit reported, and ends the
         # approach to a bound of 0 reached only as y -> 0.)
         y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-        out = _bound_read(y, f, "optimal", **bound)
-        if status != "optimal" and out.status != "optimal":
-            out = _bound_read(y, f, status, **bound)
-        # (Else the method stalled, on a dual linear on one row with no curvature to go by,
-        # where the certificate, which judges the point and not the iteration, accepts it.)
+        out = _bound_read(y, f, status, **bound)
         if status == "optimal" and out.status != "optimal":
             # As for the likelihood: the method's stopping rule was met, not the certificate's
             # (a dual nearly flat along a direction the likelihood constraint is not; a
             # gradient of 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
             out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y,
                             B, floor, lin) or out
-        if status == "optimal" and out.status != "optimal":
-            # A dual nearly flat along its faces (a constraint nearly redundant), rising along
-            # the valley by 1e-9 up to a face the method did not reach: from there.
-            down = along_the_valley(oracle, y, B, floor)
-            if down is not None:
-                y2, f2, status2 = _solve(oracle, down, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-                alt = _bound_read(y2, f2, status2, **bound)
-                if status2 == "optimal" and alt.status != "optimal":
-                    alt = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound),
-                                    oracle, y2, B, floor, lin) or alt
-                if alt.status == "optimal":
-                    return y2, alt
-        return y, out
+        return (y, f, status), out
 
-    y, out = solved(y)
-    if out.status != "optimal" and start is None and mle_sol is not None:
+    tried, out = solved(y)
+    if out.status == "optimal":
+        return out
+    if max_iter == MAX_ITER:
+        # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
+        yb, f, status = _barrier_from(oracle, B, floor, tried[0])
+        for yb in _given_starts(B, floor, yb, oracle) if status == "optimal" else ():
+            alt = _bound_read(yb, oracle(yb)[0], "optimal", **bound)
+            if alt.status == "optimal":
+                return alt
+    # The fallbacks below come after the barrier's: where it certifies, its answer is the
+    # closer (1e-9 of the range where these give 1e-7).
+    points = [tried]
+    if start is None and mle_sol is not None:
         # The start from the MLE's point is at its scale: with targets within 1e-5 of the
         # feasible set's edge, |y| = 4e4 on a vertex of the atoms' faces, where the method
         # stalls in f's rounding. Again from the plain start (the cost of a failure only).
         plain = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
         if plain is not None:
-            alt_y, alt = solved(plain)
+            again, alt = solved(plain)
             if alt.status == "optimal":
                 return alt
-    if out.status != "optimal" and max_iter == MAX_ITER:
-        # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
-        y, f, status = _barrier_from(oracle, B, floor, y)
-        for y in _given_starts(B, floor, y, oracle) if status == "optimal" else ():
-            alt = _bound_read(y, oracle(y)[0], "optimal", **bound)
+            points.append(again)
+    for yv, _, status in points:
+        # A dual nearly flat along its faces (a constraint nearly redundant), rising along the
+        # valley by 1e-9 up to a face the method did not reach: from there.
+        down = along_the_valley(oracle, yv, B, floor) if status == "optimal" else None
+        if down is not None:
+            _, alt = solved(down)
             if alt.status == "optimal":
                 return alt
+    for yv, fv, status in points:
+        # The method stalled (a dual linear on one row: no curvature to go by) where the
+        # certificate, which judges the point and not the iteration, accepts it.
+        alt = _bound_read(yv, fv, "optimal", **bound) if status != "optimal" else None
+        if alt is not None and alt.status == "optimal":
+            return alt
     return out
 
 
