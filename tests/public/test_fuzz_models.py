@@ -566,8 +566,8 @@ FIXED = {
     162: "a profile's dual point at |x| = 5e4 on an atom's face violated it by 5e-12 in its last "
          "bits; the point found is now moved onto the faces it meets until no computed slack is "
          "below the certificate's tolerance",
-    201: "as 162",
-    1917: "as 162",
+    201: "a profile as 162, fixed by the polish of 19 already",
+    1917: "as 201",
     2983: "as 162 (on two groups of faces at once: moving off one pushed it through the other)",
     3048: "as 162",
     231: "a constraint with a zero-width atom_range whose target is 6e-17 from the only value the "
