@@ -40,7 +40,9 @@ masses and the correction ``e_n = z . F_n / a_n``, mixed with the MLE's exactly 
 (a fraction ``theta = eta / (eta + quantile/2 - delta_mle)``) to make up the likelihood
 ``eta`` that the correction lost. The ball is the one around the reported ``l*``, at most
 ``delta_mle`` below the true one, which moves the true bound by at most ``K geomean (1 -
-exp(-delta_mle / N))``. The true bound lies in ``[D - that, E_Q'[h]]``: the error of the
+exp(-delta_mle / N))``. With one row the correction is one number and its likelihood exact,
+``eta = -N log(1 + e)``: the row may then carry more than the ball's least mass (a bound at
+an LP's vertex, the likelihood constraint slack), ``e`` of any size above ``-1/2``. The true bound lies in ``[D - that, E_Q'[h]]``: the error of the
 reported ``D`` is the larger distance.
 
 A point is **certified** when these bounds are within :data:`VALUE_TOL` (values, unit reward
@@ -319,15 +321,29 @@ def _bound_at(fit, n, c_min, floor, slack, rr, sums, kappa, kg, dual, quantile, 
                          mu)
     sum_e2 = max(float(z @ rr @ z), 0.0)
     tau = math.sqrt(sum_e2 / c_min)
-    if not tau <= MAX_CORRECTION:
+    one_row = c_min >= n  # (counts are positive: the least is N only with one row)
+    e = float(z @ np.asarray(sums.mean)) if one_row else math.nan  # (r of the row: its mean)
+    if not (tau <= MAX_CORRECTION or (one_row and e >= -MAX_CORRECTION)):
         return _rejected(Certificate,
                          f"the correction to a feasible point is too large ({tau:.2g})", mu)
     primal = kappa * (sums.h_sum + float(z @ sums.h_r)) + float(mu @ floor)  # E_Q~[h]
     # sum c e = sum c (q~ - q) a / kappa = (E_Q~[h] - D - mu . s) / kappa for the exactly
     # feasible q~ (sum c q a = N kappa, sum c q~ F = lin - B' mu): free of the rows' rounding.
     sum_e = (primal - dual - float(mu @ slack)) / kappa
+    if not np.any(z):
+        # The atoms take the whole residual: q~ is q (e = 0 on every row), whose likelihood is
+        # the ball's. (The identity above divides the rounding of E_Q~[h] - D by kappa, which
+        # is 1e-14 where the bound is reached only as a row's a -> 0: an end of the range.)
+        sum_e = 0.0
     # (kappa makes sum c log q = phi; its log-sum's rounding is the likelihood's too.)
-    eta = max(0.0, -sum_e + sum_e2 / (2.0 * (1.0 - tau))) + 1e-15 * (abs(sums.log_sum) + n)
+    if one_row:
+        # One row: q~ = q (1 + e) exactly, a likelihood change of N log(1 + e) (no bound on
+        # |e| needed: the row may carry more than the ball's least mass, as where the bound is
+        # an LP's vertex with the likelihood constraint slack).
+        lost = -n * math.log1p(e)
+    else:
+        lost = -sum_e + sum_e2 / (2.0 * (1.0 - tau))
+    eta = max(0.0, lost) + 1e-15 * (abs(sums.log_sum) + n)
     room = 0.5 * quantile - mle_gap
     if not room > 0:
         return _rejected(Certificate, "the MLE's gap exceeds the ball's radius", mu)

@@ -88,7 +88,9 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
     none = np.zeros(len(A))
     if not math.isfinite(f):
         return Outcome(x, f, g, none, "start outside the domain")
-    active: list[int] = []
+    # A polishing step starts on the faces x meets (independent ones): from an empty working set
+    # the unconstrained step, far longer than the face's, only lands on a face met to rounding.
+    active: list[int] = _faces_met(A, h, x) if polish else []
     soft = np.zeros(len(A), dtype=bool)  # faces on which f is -inf
     blind: set[int] = set()  # constraints taken in without a step since the last step
     just_added = None
@@ -193,8 +195,7 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     keeps every such constraint (a small LP), found by the line search. After
     :data:`_ESCAPES` such steps, or where none gains, ``x`` is returned as it is (the
     certificate judges it)."""
-    scale = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
-    near = np.flatnonzero(A @ x + h <= 1e-12 * scale)
+    near = _met(A, h, x)
     masses = np.zeros(len(A))
     top = max(1.0, float(np.abs(g).max()))
     if near.size:
@@ -213,6 +214,68 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     if step is None:
         return True, Outcome(x, f, g, masses, "optimal")
     return False, step
+
+
+def _met(A, h, x):
+    """The constraints ``x`` meets to rounding."""
+    scale = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
+    return np.flatnonzero(A @ x + h <= 1e-12 * scale)
+
+
+def _faces_met(A, h, x, g=None):
+    """The constraints ``x`` meets to rounding, each independent of those before it; with the
+    gradient ``g``, those that carry mass (a positive multiplier in ``-g = A_N' mu``, ``mu >=
+    0``) only: a face met with no mass, at a degenerate vertex, would hold a step off a
+    direction it needs (:func:`along_the_valley`)."""
+    near = _met(A, h, x)
+    if g is not None and near.size and np.all(np.isfinite(g)):
+        mu, _ = nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
+        near = near[mu > 1e-12 * max(1.0, float(mu.max()))]
+    rows: list[int] = []
+    for i in near:
+        if _independent(A, rows + [int(i)]):
+            rows.append(int(i))
+    return rows
+
+
+def along_the_valley(oracle, x, A, h):
+    """A point down a flat valley of ``f`` from ``x``, where its faces stop it, or None.
+
+    At the optimum of a dual whose Hessian on the faces carrying mass has a direction of
+    curvature below ``1e-9`` of the largest (a constraint nearly redundant: ``f`` rises by
+    ``1e-9`` over a move of 10), the Newton method stops where the gain is below ``f``'s
+    rounding, but the primal point its gradient gives is off (a certificate's correction, or its
+    likelihood made up, at 1e-6). ``f`` rises along the direction the whole way: the point is
+    the first face it meets (the ratio test), from which the method starts again."""
+    f, g, H, size = oracle(x)
+    if not (math.isfinite(f) and np.all(np.isfinite(H))):
+        return None
+    faces = _faces_met(A, h, x, g)
+    Z = _null_space(A[faces] / np.linalg.norm(A[faces], axis=1, keepdims=True)) if faces else (
+        np.eye(len(x)))
+    if not Z.shape[1]:
+        return None
+    dg = -np.diag(H)
+    diag = np.sqrt(np.where((dg > 0) & np.isfinite(dg), dg, 1.0))
+    Zs = np.linalg.qr(Z * diag[:, None])[0]
+    vals, vecs = np.linalg.eigh(Zs.T @ (H / np.outer(diag, diag)) @ Zs)
+    for lam, vec in zip(vals, vecs.T):
+        if lam < -1e-9 * max(1e-300, -vals.min()):
+            continue
+        v = (Zs @ vec) / diag
+        slope = float(g @ v)
+        if slope < 0:
+            v, slope = -v, -slope
+        if not slope > 0:
+            continue
+        hit, alpha = _ratio_test(A, h, x, v, faces)
+        if not (0.0 < alpha < math.inf):
+            continue
+        y = _project(x + alpha * v, A, h, faces + [hit])
+        if np.all(A @ y + h >= -1e-12 * np.maximum(1.0, np.abs(A) @ np.abs(y) + np.abs(h))) and (
+                oracle(y)[0] >= f):
+            return y
+    return None
 
 
 def _ascent(g, H, AN):

@@ -37,11 +37,11 @@ from .. import certify
 from ..model import Stats, at_the_edge, model_of
 from ..solutions import BoundSolution, MLESolution, ProfileSolution
 from . import barrier
-from .active_set import MAX_ITER, maximize, memo
+from .active_set import MAX_ITER, along_the_valley, maximize, memo
 from ..solutions import OnRead
 from .objectives import BoundOracle, LikelihoodOracle, Work, bound_q, likelihood_q
-from .starts import (_given_start, _given_starts, _interior_point, _quadratic_start,
-                     _series_start, _start)
+from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
+                     _quadratic_start, _series_start, _start)
 
 
 class AtTheMLE(NamedTuple):
@@ -91,6 +91,11 @@ def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=No
     flat = (lambda d: 0.0) if lin is None else (lambda d: -float(lin @ d))
     out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL if kkt_tol is None else kkt_tol,
                    gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat, polish=polish)
+    inside = _inside(A, h, out.x)
+    if inside is not out.x:
+        f = oracle(inside)[0]
+        if math.isfinite(f):
+            return inside, f, out.status
     return out.x, out.f, out.status
 
 
@@ -204,18 +209,75 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
         # Newton steps to the rounding floor, each certified.
         out = _polished(lambda x, st: _read(data, value, A, h, x, raw, st), oracle, x, A, h) or out
+    if out.status != "optimal" and out.cert is not None and out.cert.certified:
+        # A point whose faces are met to the ulps of |x| = 5e4 only (targets near the
+        # feasible set's edge): a slack of 1e-12 at an atom carrying mass is a gap of N mu s.
+        on = _onto_faces(A, h, out.x)
+        if on is not out.x:
+            alt = _read(data, value, A, h, on, raw, "optimal")
+            if alt.status == "optimal":
+                return alt
     if out.status != "optimal":
         # The active-set method stalled (a degenerate dual it does not see): the barrier
         # method from a strictly feasible point near where it stopped, certified on the faces
         # its end approaches.
         x, f, status = _barrier_from(oracle, A, h, out.x)
-        if status == "unbounded":
-            return _Solved(None, None, math.nan, _UNBOUNDED)
         for x in _given_starts(A, h, x, oracle) if status == "optimal" else ():
             alt = _read(data, value, A, h, x, raw, "optimal")
             if alt.status == "optimal":
                 return alt
+        null = _null_features(data, A)
+        if null:
+            alt = _without(null, data, value, A, h, raw, oracle, max_iter)
+            if alt is not None and alt.status == "optimal":
+                return alt
+        if status == "unbounded":
+            return _Solved(None, None, math.nan, _UNBOUNDED)
     return out
+
+
+def _null_features(data, A):
+    """The indices in ``x`` of the moment constraints met by every distribution to rounding:
+    ``g - b`` within ``1e-12`` of ``max(1, |b|)`` of 0 on every row and atom (a zero-width
+    ``atom_range`` at a target the rows meet but for the last bit). Such a constraint holds for
+    every ``Q`` to the certificate's :data:`~elcvx.certify.ROUNDING`, yet its dual grows
+    without bound along its ``lambda`` (every term gains, by ``1e-17`` of it): it is solved
+    with that ``lambda`` at 0. Empty for rows not in memory."""
+    if not (data.in_memory and data.k):
+        return []
+    out = []
+    for j in range(data.k):
+        tol = 1e-12 * max(1.0, abs(float(data.b[j])))
+        if (np.abs(A[:, 1 + j]).max(initial=0.0) <= tol
+                and np.abs(data.Gt[j] - data.b[j]).max(initial=0.0) <= tol):
+            out.append(1 + j)
+    return out
+
+
+def _without(null, data, value, A, h, raw, oracle, max_iter):
+    """:func:`_likelihood`'s solution with ``x`` held at 0 on the coordinates ``null``
+    (:func:`_null_features`), read and certified on the whole model; None without a feasible
+    start."""
+    m = A.shape[1]
+    keep = np.array([i for i in range(m) if i not in null])
+
+    def restricted(xr):
+        x = np.zeros(m)
+        x[keep] = xr
+        f, g, H, size = oracle(x)
+        if g is None:
+            return f, g, H, size
+        return f, g[keep], H[np.ix_(keep, keep)], size
+
+    sub = memo(restricted)
+    Ar = A[:, keep]
+    xr = _start(Ar, h, np.zeros(len(keep)), sub, anchor=np.zeros(len(keep)))
+    if xr is None:
+        return None
+    xr, _, status = _solve(sub, xr, Ar, h, max_iter)
+    x = np.zeros(m)
+    x[keep] = xr
+    return _read(data, value, A, h, x, raw, status)
 
 
 def _read(data, value, A, h, x, raw, status) -> _Solved:
@@ -400,23 +462,57 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         y = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
     if y is None:
         return _bound_failure(data, work, "no feasible start")
-    # (A value on the unit scale: 1e-15 is below every digit reported, and ends the approach
-    # to a bound of 0 reached only as y -> 0.)
-    y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-    out = _bound_read(y, f, status, **bound)
-    if status == "optimal" and out.status != "optimal":
-        # As for the likelihood: the method's stopping rule was met, not the certificate's (a
-        # dual nearly flat along a direction the likelihood constraint is not; a gradient of
-        # 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
-        out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y, B,
-                        floor, lin) or out
-    if out.status != "optimal" and max_iter == MAX_ITER:
+
+    def solved(y):
+        # (A value on the unit scale: 1e-15 is below every digit reported, and ends the
+        # approach to a bound of 0 reached only as y -> 0.)
+        y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
+        out = _bound_read(y, f, status, **bound)
+        if status == "optimal" and out.status != "optimal":
+            # As for the likelihood: the method's stopping rule was met, not the certificate's
+            # (a dual nearly flat along a direction the likelihood constraint is not; a
+            # gradient of 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
+            out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y,
+                            B, floor, lin) or out
+        return (y, f, status), out
+
+    tried, out = solved(y)
+    if out.status == "optimal":
+        return out
+    if max_iter == MAX_ITER:
         # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
-        y, f, status = _barrier_from(oracle, B, floor, y)
-        for y in _given_starts(B, floor, y, oracle) if status == "optimal" else ():
-            alt = _bound_read(y, oracle(y)[0], "optimal", **bound)
+        yb, f, status = _barrier_from(oracle, B, floor, tried[0])
+        for yb in _given_starts(B, floor, yb, oracle) if status == "optimal" else ():
+            alt = _bound_read(yb, oracle(yb)[0], "optimal", **bound)
             if alt.status == "optimal":
                 return alt
+    # The fallbacks below come after the barrier's: where it certifies, its answer is the
+    # closer (1e-9 of the range where these give 1e-7).
+    points = [tried]
+    if start is None and mle_sol is not None:
+        # The start from the MLE's point is at its scale: with targets within 1e-5 of the
+        # feasible set's edge, |y| = 4e4 on a vertex of the atoms' faces, where the method
+        # stalls in f's rounding. Again from the plain start (the cost of a failure only).
+        plain = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
+        if plain is not None:
+            again, alt = solved(plain)
+            if alt.status == "optimal":
+                return alt
+            points.append(again)
+    for yv, _, status in points:
+        # A dual nearly flat along its faces (a constraint nearly redundant), rising along the
+        # valley by 1e-9 up to a face the method did not reach: from there.
+        down = along_the_valley(oracle, yv, B, floor) if status == "optimal" else None
+        if down is not None:
+            _, alt = solved(down)
+            if alt.status == "optimal":
+                return alt
+    for yv, fv, status in points:
+        # The method stalled (a dual linear on one row: no curvature to go by) where the
+        # certificate, which judges the point and not the iteration, accepts it.
+        alt = _bound_read(yv, fv, "optimal", **bound) if status != "optimal" else None
+        if alt is not None and alt.status == "optimal":
+            return alt
     return out
 
 

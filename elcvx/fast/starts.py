@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..certify import SLACK_TOL
 from .kernels import add, quadratic_block
 from .objectives import SERIES_TERMS
 
@@ -86,11 +87,64 @@ def _given_starts(A, h, x0, oracle):
         x = x0
         if on.size:
             M = A[on]
-            x = x0 - np.linalg.lstsq(M, M @ x0 + h[on], rcond=None)[0]
+            x = _inside(A, h, x0 - np.linalg.lstsq(M, M @ x0 + h[on], rcond=None)[0])
         if (np.all(A @ x + h >= -1e-15 * size) and not any(np.array_equal(x, y) for y in out)
                 and math.isfinite(oracle(x)[0])):
             out.append(x)
     return out
+
+
+def _inside(A, h, x):
+    """``x`` moved (least change) so that no computed slack ``A x + h`` is below
+    :data:`~elcvx.certify.SLACK_TOL`'s half where one is below that tolerance by rounding (at
+    most ``1e-12`` of the constraint's size): a point found on a face at ``|x| = 1e5`` is off it
+    by ``1e-11`` in its last bits, which a certificate cannot tell from a violated constraint.
+    Every face met to rounding is aimed at its face first, then at a slack of a few of its
+    roundings where ``x``'s own rounding undoes the move (a slack ``s`` at an atom of mass
+    ``mu`` costs ``N mu s`` in a certificate); ``x`` itself where no slack is below the
+    tolerance, or none of these meets it."""
+    slack = A @ x + h
+    if slack.min(initial=0.0) >= -SLACK_TOL:
+        return x  # (the common case, first: this runs after every solve)
+    size = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
+    tol = 0.5 * SLACK_TOL
+    if not np.all(slack >= -1e-12 * size):
+        return x
+    for margin in (0.0, 1e-16, 4e-16, 4e-15, 4e-14):
+        out = x
+        for _ in range(3):
+            # (Every face met to rounding: moving off one may push x through another.)
+            slack = A @ out + h
+            if slack.min() >= -tol:
+                return out
+            on = np.flatnonzero(slack < max(margin * size.max(), tol))
+            out = out - np.linalg.lstsq(A[on], slack[on] - margin * size[on], rcond=None)[0]
+        if (A @ out + h).min() >= -tol:
+            return out
+    return x
+
+
+def _onto_faces(A, h, x):
+    """``x`` moved onto the faces it meets to rounding (``|A_i x + h_i| <= 1e-12`` of the
+    row's size) until their computed slacks are within :data:`~elcvx.certify.SLACK_TOL`'s half
+    of 0; ``x`` itself if it is there already, or cannot be brought there. A slack ``s`` at an
+    atom of mass ``mu`` is a gap of ``N mu s`` to a certificate, and at ``|x| = 5e4`` the ulps
+    of ``x`` leave a slack of ``1e-12``: the move is made on the coordinates of least size
+    first (least squares scaled by ``1 / max(1, |x_j|)``), whose ulps are the finest."""
+    size = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
+    slack = A @ x + h
+    met = np.flatnonzero(np.abs(slack) <= 1e-12 * size)
+    tol = 0.5 * SLACK_TOL
+    if not met.size or np.all(np.abs(slack[met]) <= 1e-3 * tol):
+        return x
+    scale = 1.0 / np.maximum(1.0, np.abs(x))
+    out = x
+    for _ in range(4):
+        out = out - scale * np.linalg.lstsq(A[met] * scale, slack[met], rcond=None)[0]
+        slack = A @ out + h
+        if np.all(np.abs(slack[met]) <= 1e-3 * tol):
+            break
+    return out if slack.min() >= -tol and np.all(np.abs(slack[met]) <= tol) else x
 
 
 def _given_start(A, h, x0, oracle):

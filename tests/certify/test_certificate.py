@@ -265,3 +265,37 @@ def test_one_row_models_on_both_paths(wmax):
 def test_the_tolerances_are_the_promise():
     # What the docs promise: 1e-6 of the reward range for values.
     assert certify.VALUE_TOL == 1e-6
+
+
+def test_a_one_row_bound_certificate_bounds_its_error():
+    # Fuzz seed 1984 (tests/public/test_fuzz_models.py, FIXED): one row, listed atoms, the
+    # bound at an LP's vertex where the row carries 1.8 times the ball's least mass. The
+    # certificate of one row takes the exact likelihood change -N log(1 + e); dual points moved
+    # off the solution by 1e-9 .. 1e-2 are each rejected or certified with an error bound that
+    # covers their true error (reference_models: the primal and dual in cvxpy), and the
+    # farthest is rejected.
+    import math
+
+    import model_cases as M
+    import reference_models as R
+    from elcvx.model import model_of
+
+    case = M.draw(1984)
+    constraints, atoms = case.package_inputs()
+    data = M.reference_data(case)
+    quantile = float(stats.chi2.ppf(case.level, 1))
+    ref_mle = R.mle(data.likelihood())
+    want = R.lower_bound(data.bound("lower"), ref_mle.loglik, quantile)
+    m = fast.mle(case.sample, constraints, atoms)
+    sol = fast.lower_bound(case.sample, constraints, m.loglik, quantile, atoms=atoms, mle_sol=m)
+    assert sol.status == "optimal" and abs(sol.value - want) <= sol.error + 1e-13
+    model = model_of(case.sample, constraints, atoms)
+    y = np.r_[sol.gamma, sol.beta, sol.lambdas]
+    certified = []
+    for off in (1e-9, 1e-7, 1e-5, 1e-2):
+        moved = fast.lower_bound_of(model, m.loglik, quantile, m, start=y + off * np.abs(y).max(),
+                                    max_iter=0)
+        if moved.status == "optimal":
+            certified.append(off)
+            assert math.isfinite(moved.error) and abs(moved.value - want) <= moved.error + 1e-13
+    assert 1e-9 in certified and 1e-2 not in certified, certified

@@ -44,6 +44,40 @@ def test_an_implied_constraint_changes_nothing(seed):
     assert_agree([ci_tied.low, ci_tied.high], [ci_plain.low, ci_plain.high], tol=1e-9)
 
 
+@pytest.mark.parametrize("rows", [1, 5])
+def test_a_constraint_met_to_its_last_bit_everywhere_is_feasible(rows):
+    # Issue 24, item 2 (fuzz seed 231): g constant on the rows, its atom_range of zero width at
+    # that constant, and the target one ulp away. Every distribution meets it to rounding (the
+    # certificate's ROUNDING), so the model is the paper's: on every method and in the
+    # feasibility LP it is feasible, and the estimate is the 40-digit bisection's (the paper's
+    # program, fast2d_reference) and the interval the one without the constraint. On the
+    # constraint's lambda every term gains 1e-17 of it: the fast path's dual ran off along it
+    # ("no feasible start").
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from fast2d_reference import reference_estimate
+    from elcvx import feasibility
+    from elcvx.model import Moments
+
+    k = 0.37033514786464117
+    target = float(np.nextafter(k, 1.0))
+    s = Sample([18.482673063069054, 0.5, 2.0, 0.0, 1.5][:rows], [0.1, 0.9, 0.3, 0.5, 1.0][:rows],
+               counts=[0.2, 1.0, 2.0, 1.0, 3.0][:rows], wmax=50.0, rmin=-1.0)
+    c = MomentConstraint(np.full(rows, k), target, atom_range=(k, k), name="g_const")
+    assert feasibility.slack(Moments(s, [c])) > feasibility._KEPT
+    base, wmass = reference_estimate(s)
+    ci_plain = elcvx.interval(s, method="fast")
+    for method in ("fast", "cvxpy", "auto"):
+        est = elcvx.estimate(s, constraints=c, rho="midpoint", method=method)
+        assert est.status.startswith("optimal"), (method, est.status)
+        unit = [(x - s.rmin) / (s.rmax - s.rmin) for x in (est.value_range.low, est.value_range.high)]
+        assert_agree(unit, [base, base + wmass], tol=1e-9, what=f"estimate range ({method})")
+        ci = elcvx.interval(s, constraints=c, method=method)
+        assert_agree([ci.low, ci.high], [ci_plain.low, ci_plain.high],
+                     scale=s.rmax - s.rmin, what=f"interval ({method})")
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_bounds_lie_on_the_level_set(seed):
     # Two different duals: the profile statistic at each bound of the constrained interval is

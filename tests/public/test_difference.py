@@ -178,3 +178,21 @@ def test_the_estimate_range_stays_inside_the_reward_span():
     d = difference(a, b)
     assert -1.0 <= d.estimate_range.low <= d.estimate <= d.estimate_range.high <= 1.0
     assert -1.0 <= d.low <= d.high <= 1.0
+
+
+@pytest.mark.parametrize("method", ["fast", "cvxpy", "auto"])
+def test_a_bound_at_the_end_of_the_range(method):
+    # Issue 24, item 2 (fuzz seed 389, shrunk): one row with both weights 0, counted 3 times,
+    # wmax = 10. By hand: E_Q[w_a] = E_Q[w_b] = 1 needs the atoms; the MLE puts 0.1 on (10, 10)
+    # and 0.9 on the row. The difference -1 (unit scale) is reached by 0.1 on (0, 10) with
+    # reward 1 and 0.1 on (10, 0) with reward 0, the row keeping 0.8: its statistic
+    # 2 * 3 * log(0.9 / 0.8) = 0.707 is below the 90% quantile 2.706, so the interval is the
+    # whole range [-1, 1] (and +1 by symmetry). The bound's dual reaches it only as the row's
+    # a -> 0 (kappa = 2e-14): the certificate divided the rounding of E_Q~[h] - D by kappa
+    # ("likelihood made up at 0.0095") though its correction of the rows was exactly 0.
+    s = Sample([0.0], [0.5], counts=[3.0], wmax=10.0)
+    assert 2 * 3 * math.log(0.9 / 0.8) < stats.chi2.ppf(0.9, 1)
+    d = difference(s, s, confidence_level=0.9, method=method)
+    assert d.status == "optimal"
+    assert_agree([d.low, d.high], [-1.0, 1.0], scale=1.0)
+    assert d.estimate == 0.0
