@@ -98,6 +98,20 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
     seen: set[frozenset] = set()  # working sets tried at this x (dropping back into one cycles)
     moved = True  # x is new: its concavity gap is not yet known
     escapes = 0  # steps out of a degenerate vertex (:func:`_settle`)
+
+    def settle():
+        """:func:`_settle` at ``x``: its outcome where ``x`` is settled; else None, with ``x``
+        moved out of the degenerate vertex and the working set emptied."""
+        nonlocal x, f, g, H, size, escapes, active, moved, just_added
+        settled, out = _settle(oracle, x, f, g, H, size, A, h, soft, escapes)
+        if settled:
+            return out
+        (x, f, g, H, size, _), escapes = out, escapes + 1
+        active, moved, just_added = [], True, None
+        blind.clear()
+        seen.clear()
+        return None
+
     for _ in range(max_iter):
         if moved and not polish:
             gap, masses = _gap(g, A, h, x)
@@ -113,13 +127,9 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
             if stationary and worst in blind:
                 # Leaving the face means stepping into a constraint that is nearer than f's
                 # rounding can tell: f cannot gain visibly anywhere (if x is a KKT point).
-                settled, out = _settle(oracle, x, f, g, H, size, A, h, soft, escapes)
-                if settled:
+                out = settle()
+                if out is not None:
                     return out
-                (x, f, g, H, size, _), escapes = out, escapes + 1
-                active, moved, just_added = [], True, None
-                blind.clear()
-                seen.clear()
                 continue
             # (A multiplier within rounding of 0 at a degenerate vertex can send the working
             # set round a cycle: a face already tried here is not re-entered.)
@@ -135,13 +145,9 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
         if stationary or not visible:
             masses, residual = _multipliers(g, A, active)
             if residual <= kkt_tol or (stationary and (polished >= 3 or not np.any(d))):
-                settled, out = _settle(oracle, x, f, g, H, size, A, h, soft, escapes)
-                if settled:
+                out = settle()
+                if out is not None:
                     return out
-                (x, f, g, H, size, _), escapes = out, escapes + 1
-                active, moved, just_added = [], True, None
-                blind.clear()
-                seen.clear()
                 continue
         invisible = (not visible and not stationary and alpha_max > 0.0
                      and _independent(A, active + [hit]))
@@ -165,13 +171,9 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
             # f's rounding hides the gain; or x meets the KKT conditions (sufficient for a
             # concave f) while f is flat to rounding along the step (every weight 1).
             if decrement <= _LOOSE * size or residual <= kkt_tol:
-                settled, out = _settle(oracle, x, f, g, H, size, A, h, soft, escapes)
-                if settled:
+                out = settle()
+                if out is not None:
                     return out
-                (x, f, g, H, size, _), escapes = out, escapes + 1
-                active, moved, just_added = [], True, None
-                blind.clear()
-                seen.clear()
                 continue
             return Outcome(x, f, g, none, "line search failed")
         x, f, g, H, size, landed = step
