@@ -93,7 +93,7 @@ class MomentConstraint:
                 f"{name}: atom_range=(lo, hi) is required: the range of the constraint's values "
                 "at examples that were not logged (e.g. the column's possible range)")
         if not callable(atom_range):
-            atom_range = _range(name, atom_range)
+            atom_range = _range(f"{name} atom_range", atom_range)
         for field, value in (("values", values), ("target", target), ("atom_range", atom_range),
                              ("name", str(name))):
             object.__setattr__(self, field, value)

@@ -247,7 +247,7 @@ def test_the_helpers_check_their_probabilities():
         with pytest.raises(InvalidInputError, match=field):
             elcvx.constraints.action_control_variates(s, a, bad)
     for bad in ((0, 1, 2), 5, (1,)):
-        with pytest.raises(InvalidInputError, match="must be a pair"):
+        with pytest.raises(InvalidInputError, match=r"atom_range=.* must be a pair"):
             MomentConstraint([1.0, 2.0], 1.0, atom_range=bad)
 
 
