@@ -160,6 +160,15 @@ def _add_format_option(p):
                    help="output format (default table)")
 
 
+def _add_evaluation_options(p):
+    """What `evaluate` and `demo` take beside the log: the statistics, the output's format, the
+    sequences and the one-sided section."""
+    _add_stat_options(p)
+    _add_format_option(p)
+    _add_sequence_option(p)
+    _add_alternative_option(p)
+
+
 def _add_sequence_option(p):
     p.add_argument("--sequence", action="store_true",
                    help="add the betting and DDRM confidence sequences' bounds at the end of the "
@@ -179,10 +188,7 @@ def build_parser():
                         description="Print EL's estimate and confidence interval beside IPS, "
                         "SNIPS, CR(-2), Gaussian and Binomial, with N and the weights' range.")
     _add_log_options(ev)
-    _add_stat_options(ev)
-    _add_format_option(ev)
-    _add_sequence_option(ev)
-    _add_alternative_option(ev)
+    _add_evaluation_options(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
     pr = sub.add_parser("profile", help="the profile likelihood-ratio curve (and a plot)",
@@ -204,10 +210,7 @@ def build_parser():
     demo = sub.add_parser("demo", help="evaluate the bundled example log",
                           description="Run 'elcvx evaluate' on the bundled example log "
                           "(elcvx/data/example_log.csv, --pmin 0.0625).")
-    _add_stat_options(demo)
-    _add_format_option(demo)
-    _add_sequence_option(demo)
-    _add_alternative_option(demo)
+    _add_evaluation_options(demo)
     demo.set_defaults(func=_cmd_demo)
 
     data = sub.add_parser("datasets", help="download the realistic study's OpenML datasets",

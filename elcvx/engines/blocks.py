@@ -25,9 +25,10 @@ from . import threads as _threads
 # A pass over the data goes block by block: a block's temporaries (a few arrays of this many
 # doubles) stay near the core, so each input is read once from memory, not once per operation.
 # Each block costs some 40 numpy calls and a dozen dot products whatever its size, which hold the
-# GIL between them (about 90 of a block's 146 us at 32,768 rows): blocks of 131,072 rows make
-# that a small part of a pass, so that two threads gain 1.3x on a pass at N = 1e7 where blocks of
-# 32,768 lost 10% (measured with both cores idle; one thread is no slower). Dot products stay on
+# GIL between them (two threads running blocks.dot or log_sum on blocks of 32,768 took 1.5x the
+# time of one doing both): blocks of 131,072 rows make that a small part of a pass, so that two
+# threads gain 1.3x on a pass at N = 1e7 where blocks of 32,768 lost 10% (measured with both
+# cores idle; one thread is no slower). Dot products stay on
 # one thread whatever the block (:func:`dot`). Blocks are of equal size, at most BLOCK rows: as
 # few as possible, and no small remainder block.
 BLOCK = 131_072
