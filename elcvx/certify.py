@@ -201,25 +201,34 @@ def _cheapest(M, columns, residual, mu, cost):
     Where the rows hold a moment only at ``1e-11`` (weights within ``1e-11`` of 1), the
     rounding of ``1 - sum c q`` (``1e-16``) that a plain least squares puts on that moment
     asks a correction of relative size ``1e-5`` there, when the rows' mass absorbs it at
-    ``1e-16``."""
-    on = mu > 0
+    ``1e-16``. Where one row holds nearly all the rows' mass (a target at the feasible set's
+    edge), the rows' columns are nearly of rank one and the atoms must take the rest: the
+    fit's optimality conditions are solved as one system (scaled; by least squares, as it is
+    singular where features are redundant), which keeps the digits that fitting the masses
+    after the rows loses."""
+    on = mu > ROUNDING * mu.max(initial=0.0)  # (masses of 1e-30 are the fit's rounding)
     C = columns[:, on]
-    # Unit diagonal first: the cost's entries range over 1e-22 .. 1 (rows of weights near 1).
     diag = np.sqrt(np.maximum(np.diag(cost), 0.0))
     if not (np.all(np.isfinite(cost)) and np.all(diag > 0)):
         return None
-    s, V = np.linalg.eigh(cost / np.outer(diag, diag))
-    keep = s > 1e-12 * s.max()
-    if not keep.any():
-        return None
-    root = V[:, keep] / np.sqrt(s[keep]) / diag[:, None]  # z = root v costs |v|^2
-    project = np.eye(len(residual)) - C @ np.linalg.pinv(C) if C.size else np.eye(len(residual))
+    # Unit scales first: the cost's entries range over 1e-22 .. 1 (rows of weights near 1).
+    Ms = M / diag
+    norms = np.linalg.norm(C, axis=0)
+    Cs = C / np.where(norms > 0, norms, 1.0)
+    m, k, r = M.shape[1], C.shape[1], len(residual)
+    # min |z|^2 (z scaled) subject to Ms z + Cs nu = rest, by its optimality conditions:
+    # [[I, 0, Ms'], [0, 0, Cs'], [Ms, Cs, 0]] (z, nu, -multipliers) = (0, 0, rest).
+    K = np.zeros((m + k + r, m + k + r))
+    K[:m, :m] = np.eye(m)
+    K[:m, m + k:] = Ms.T
+    K[m:m + k, m + k:] = Cs.T
+    K[m + k:, :m] = Ms
+    K[m + k:, m:m + k] = Cs
     rest = residual - columns[:, ~on] @ mu[~on]
-    v = np.linalg.lstsq(project @ M @ root, project @ rest, rcond=1e-13)[0]
-    z = root @ v
+    sol = np.linalg.lstsq(K, np.r_[np.zeros(m + k), rest], rcond=None)[0]
+    z = sol[:m] / diag
     fitted = mu.copy()
-    if C.size:
-        fitted[on] = np.linalg.lstsq(C, rest - M @ z, rcond=None)[0]
+    fitted[on] = sol[m:m + k] / np.where(norms > 0, norms, 1.0)
     off = rest - C @ fitted[on] - M @ z
     if np.any(fitted < 0) or not _met(off):
         return None

@@ -162,10 +162,11 @@ class Moments:
         atoms = np.vstack([self.atoms, self.atoms])
         return mc.dual_rows(atoms, self.b, value=(np.r_[self.h_lo, self.h_hi], value))
 
-    def bound_rows(self):
+    def bound_rows(self, centred=False):
         """``(B, floor)``: the bound's atom constraints ``B y + floor >= 0`` on ``y = (gamma,
-        beta, lambda)`` (:func:`bound_rows` of the atoms at their least value ``h_lo``)."""
-        return bound_rows(self.atoms, self.h_lo)
+        beta, lambda)`` (:func:`bound_rows` of the atoms at their least value ``h_lo``;
+        ``centred``: in the coordinates of :func:`elcvx.fast.kernels.centred_bound_block`)."""
+        return bound_rows(self.atoms, self.h_lo, self.b if centred else None)
 
 
 class Stats(NamedTuple):
@@ -231,16 +232,22 @@ def model_of(sample, constraints, atoms=None, side="lower", *, threads=None):
     return Moments(sample, constraints, atoms, side=side, threads=threads)
 
 
-def bound_rows(atoms, h_lo):
+def bound_rows(atoms, h_lo, b=None):
     """``(B, floor)``: the bound's atom constraints ``B y + floor >= 0`` on ``y = (gamma, beta,
     lambda)``: an atom at ``(w, g)`` with value ``h_lo`` gives ``gamma + beta w + lambda . g +
     h_lo >= 0``, divided by ``max(1, w)``; at ``w = inf``, ``beta + lambda . gbar + h_lo >= 0``
     (per unit weight). The columns of ``B`` are each atom's contributions to ``E_Q[1]``,
-    ``E_Q[w]`` and ``E_Q[g]`` per unit of its (scaled) mass."""
+    ``E_Q[w]`` and ``E_Q[g]`` per unit of its (scaled) mass. With the targets ``b``, the same
+    in centred coordinates (``w - 1`` and ``g - b`` for ``w`` and ``g``: the likelihood's atom
+    rows, :func:`elcvx.constraints.dual_rows`, with the constant first)."""
     w, g = atoms[:, 0], atoms[:, 1:]
     finite = np.isfinite(w)
     wf = np.where(finite, w, 1.0)
     scale = np.where(finite, 1.0 / np.maximum(1.0, wf), 1.0)
+    floor = np.asarray(h_lo, dtype=float) * scale
+    if b is not None:
+        A, h = mc.dual_rows(atoms, b)
+        return np.column_stack([h, A]), floor
     B = np.column_stack([np.where(finite, scale, 0.0), np.where(finite, wf * scale, 1.0),
                          np.where(finite[:, None], g * scale[:, None], g)])
-    return B, np.asarray(h_lo, dtype=float) * scale
+    return B, floor

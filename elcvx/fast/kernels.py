@@ -173,8 +173,9 @@ def quadratic_block(blk, sc, x):
 
 class BoundSums(NamedTuple):
     """A bound pass's sums: ``sum c log a``, ``sum c h / a``, and the count, mean and centred
-    scatter of ``r = F / a`` (``F = (1, w, g)``) under the weights ``c``; ``h_r = sum c (h /
-    a) r`` (the certificate's)."""
+    scatter of ``r = F / a`` (``F = (1, w, g)``, or ``(1, w - 1, g - b)`` for
+    :func:`centred_bound_block`) under the weights ``c``; ``h_r = sum c (h / a) r`` (the
+    certificate's)."""
 
     log_sum: float
     h_sum: float
@@ -215,9 +216,22 @@ def bound_block(blk, sc, y, span=None):
     the domain (some ``a <= 0``). ``q = kappa / a`` is not kept: :func:`bound_q_block` gives it,
     on request. ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
     reduction per block then). Reads no ``D``."""
-    m = blk.Ft.shape[0] + 1
+    return _bound_sums(blk.Ft, blk, sc, y, span)
+
+
+def centred_bound_block(blk, sc, y, span=None):
+    """:func:`bound_block` in centred coordinates, ``F = (1, w - 1, g - b)`` (the rows of ``D``
+    and a constant): where ``g`` is within ``1e-5`` of its target ``b`` (a target at the
+    feasible set's edge) ``|lambda|`` reaches ``1e5``, and ``gamma + lambda . g`` cancels to
+    the last digits of ``a``, which ``lambda . (g - b)`` keeps."""
+    return _bound_sums(blk.Dt, blk, sc, y, span)
+
+
+def _bound_sums(F, blk, sc, y, span):
+    """The sums of :func:`bound_block` with the features ``F`` (rows, the constant left out)."""
+    m = F.shape[0] + 1
     R, cR, a, t = sc[:m], sc[m:2 * m], sc[2 * m], sc[2 * m + 1]
-    combine(y[1:], blk.Ft, a, R[0])
+    combine(y[1:], F, a, R[0])
     a += blk.h
     a += y[0]
     lo, hi = (float(a.min()), None) if span is None else span
@@ -229,7 +243,7 @@ def bound_block(blk, sc, y, span=None):
     ch = blk.h if cb is None else np.multiply(blk.h, cb, out=t)
     h_sum = dot(ch, inv)
     chi = np.multiply(ch, inv, out=a)  # c h / a (a's logs are taken)
-    np.multiply(blk.Ft, inv, out=R[1:])
+    np.multiply(F, inv, out=R[1:])
     h_r = [dot(chi, inv)] + [dot(chi, r) for r in R[1:]]  # (r uncentred)
     nb = float(a.size) if cb is None else float(cb.sum())
     mb = [wsum(cb, inv) / nb] + [wsum(cb, r) / nb for r in R[1:]]
@@ -255,8 +269,17 @@ def q_block(blk, sc, x, value, scale, out):
 def bound_q_block(blk, sc, y, kappa, out):
     """The bound's ``q = kappa / a``, ``a = F y + h``, on the block's rows, into ``out``: the
     same operations as :func:`bound_block`'s, so the same bits. Returns 0.0."""
+    return _bound_q(blk.Ft, blk, sc, y, kappa, out)
+
+
+def centred_bound_q_block(blk, sc, y, kappa, out):
+    """:func:`bound_q_block` of :func:`centred_bound_block`."""
+    return _bound_q(blk.Dt, blk, sc, y, kappa, out)
+
+
+def _bound_q(F, blk, sc, y, kappa, out):
     a = sc[0]
-    combine(y[1:], blk.Ft, a, sc[1])
+    combine(y[1:], F, a, sc[1])
     a += blk.h
     a += y[0]
     np.divide(1.0, a, out=out)
@@ -281,4 +304,4 @@ def merge_moments(p, q):
 
 
 bound_block.reads_D = False
-bound_block.combine = BoundSums.of
+bound_block.combine = centred_bound_block.combine = BoundSums.of

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import add, bound_block, bound_q_block, loglik_block, merge_moments, q_block
+from .kernels import (add, bound_block, bound_q_block, centred_bound_block, centred_bound_q_block,
+                      loglik_block, merge_moments, q_block)
 from .kernels import BoundSums
 
 
@@ -184,14 +185,16 @@ class BoundPass:
 
 
 class BoundOracle:
-    """``y -> (f, g, H, size)`` of ``K geomean_c(F y + h) - lin . y`` with ``F = (1, w, g)``;
+    """``y -> (f, g, H, size)`` of ``K geomean_c(F y + h) - lin . y`` with ``F = (1, w, g)``
+    (``centred``: ``(1, w - 1, g - b)``, :func:`~elcvx.fast.kernels.centred_bound_block`);
     ``-inf`` outside its domain; ``size = K geomean + |lin . y| + floor``, the terms that cancel
     in ``f`` and an absolute floor (:func:`elcvx.fast.solve.lower_bound_of`). The Hessian is
     ``kg`` times minus the covariance of ``F / a`` under the weights ``c / N``. ``last``: the
     last evaluation in the domain (:class:`BoundPass`)."""
 
-    def __init__(self, data, K, lin, work, floor=0.0):
+    def __init__(self, data, K, lin, work, floor=0.0, centred=False):
         self.data, self.K, self.lin, self.work, self.floor = data, K, lin, work, floor
+        self.centred = centred
         self.last: BoundPass | None = None
 
     @_quietly
@@ -199,7 +202,8 @@ class BoundOracle:
         data, n, lin = self.data, self.data.n, self.lin
         self.work.count(data.rows)
         self.last = None  # (about to change)
-        part = data.reduce(bound_block, merge_moments, y, _bound_span(data, y))
+        part = data.reduce(centred_bound_block if self.centred else bound_block, merge_moments, y,
+                           _bound_span(data, y, self.centred))
         if part is None:
             return -math.inf, None, None, math.inf
         kg = self.K * math.exp(part.log_sum / n)
@@ -210,12 +214,13 @@ class BoundOracle:
                 kg + abs(float(lin @ y)) + self.floor)
 
 
-def bound_q(data, y, kappa):
+def bound_q(data, y, kappa, centred=False):
     """The bound's ``q = kappa / (F y + h)`` on every row: one pass, the same operations as
     the bound's pass, so the same bits."""
     out = np.empty(data.rows)
     with np.errstate(all="ignore"):
-        data.reduce(bound_q_block, add, np.asarray(y, dtype=float), kappa, out=out)
+        data.reduce(centred_bound_q_block if centred else bound_q_block, add,
+                    np.asarray(y, dtype=float), kappa, out=out)
     return out
 
 
@@ -228,11 +233,12 @@ def _likelihood_span(data, x):
     return min(lo, hi), max(lo, hi)
 
 
-def _bound_span(data, y):
+def _bound_span(data, y, centred=False):
     """Bounds ``(lo, hi)`` on every row's ``a = gamma + beta w + h`` with ``lo > 0``, for a
     policy's value in memory without constraints (``0 <= h <= w``, each ``w`` in its span,
-    with a margin for ``a``'s roundings); else None (each block finds its own)."""
-    if len(y) != 2 or not (data.in_memory and data.policy):
+    with a margin for ``a``'s roundings); else None (each block finds its own, as it does in
+    centred coordinates)."""
+    if centred or len(y) != 2 or not (data.in_memory and data.policy):
         return None
     gamma, beta = float(y[0]), float(y[1])
     ends = [b * w for b in (beta, beta + 1.0) for w in data.w_span]

@@ -258,26 +258,33 @@ def _without(null, data, value, A, h, raw, oracle, max_iter):
     """:func:`_likelihood`'s solution with ``x`` held at 0 on the coordinates ``null``
     (:func:`_null_features`), read and certified on the whole model; None without a feasible
     start."""
-    m = A.shape[1]
-    keep = np.array([i for i in range(m) if i not in null])
-
-    def restricted(xr):
-        x = np.zeros(m)
-        x[keep] = xr
-        f, g, H, size = oracle(x)
-        if g is None:
-            return f, g, H, size
-        return f, g[keep], H[np.ix_(keep, keep)], size
-
-    sub = memo(restricted)
+    sub, keep, embed = _held_at_zero(oracle, null, A.shape[1])
     Ar = A[:, keep]
     xr = _start(Ar, h, np.zeros(len(keep)), sub, anchor=np.zeros(len(keep)))
     if xr is None:
         return None
     xr, _, status = _solve(sub, xr, Ar, h, max_iter)
-    x = np.zeros(m)
-    x[keep] = xr
-    return _read(data, value, A, h, x, raw, status)
+    return _read(data, value, A, h, embed(xr), raw, status)
+
+
+def _held_at_zero(oracle, null, m):
+    """``(sub, keep, embed)``: ``oracle`` (of ``m`` coordinates) as a function of the
+    coordinates ``keep``, those in ``null`` held at 0 (memoised), and ``embed``, which maps a
+    point of ``sub`` back to all ``m``."""
+    keep = np.array([i for i in range(m) if i not in null])
+
+    def embed(xr):
+        x = np.zeros(m)
+        x[keep] = xr
+        return x
+
+    def restricted(xr):
+        f, g, H, size = oracle(embed(xr))
+        if g is None:
+            return f, g, H, size
+        return f, g[keep], H[np.ix_(keep, keep)], size
+
+    return memo(restricted), keep, embed
 
 
 def _read(data, value, A, h, x, raw, status) -> _Solved:
@@ -430,8 +437,6 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     stats = data.stats()
     total = stats.sum_h if data.nonnegative else stats.sum_abs_h
     reach = min(1.0, K * total / n)
-    raw = BoundOracle(data, K, lin, work, floor=reach)
-    oracle = memo(raw)
     # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
     B, floor = data.bound_rows()
     if not (stats.sum_abs_h or np.any(floor)) and mle_sol is not None:
@@ -442,30 +447,71 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (bound within 1e-13 of 0)",
                              work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
+    given = dict(data=data, K=K, quantile=quantile, mle_gap=mle_gap, work=work, reach=reach,
+                 mle_sol=mle_sol, start=start, max_iter=max_iter, start_at_mle=start_at_mle)
+    out = _bound_in(False, **given)
+    if out.status != "optimal" and max_iter:
+        # At a target within 1e-4 of the feasible set's edge, |lambda| = 1e5: in the user's
+        # coordinates gamma + lambda . g cancels to a's last digits, and the method stalls or
+        # its point is not certified. Again in centred ones (a failure's cost only).
+        alt = _bound_in(True, **given)
+        if alt.status == "optimal":
+            return alt
+    return out
+
+
+def _bound_in(centred, *, data, K, quantile, mle_gap, work, reach, mle_sol, start, max_iter,
+              start_at_mle):
+    """:func:`lower_bound_of`'s solution, the method run in the user's coordinates, ``a = gamma
+    + beta w + lambda . g + h``, or ``centred`` ones, ``a = gamma' + beta (w - 1) + lambda . (g
+    - b) + h`` with ``gamma' = gamma + beta + lambda . b`` (:func:`_centred`;
+    :func:`~elcvx.fast.kernels.centred_bound_block`): the same dual, other roundings. The
+    solution is reported in the user's."""
+    lin = np.r_[1.0, np.zeros(1 + data.k)] if centred else np.r_[1.0, 1.0, data.b]
+    raw = BoundOracle(data, K, lin, work, floor=reach, centred=centred)
+    oracle = memo(raw)
+    B, floor = data.bound_rows(centred)
+    frame = (lambda y: _centred(y, data.b)) if centred else (lambda y: np.asarray(y, dtype=float))
     bound = dict(data=data, K=K, lin=lin, B=B, floor=floor, raw=raw, work=work,
-                 quantile=quantile, mle_gap=mle_gap)
+                 quantile=quantile, mle_gap=mle_gap, centred=centred)
     if start is not None and max_iter == 0:
         # Another solver's point, as it is: the first of its candidates that is certified.
         out = None
-        for y in _given_starts(B, floor, start, oracle):
+        for y in _given_starts(B, floor, frame(start), oracle):
             out = _bound_read(y, oracle(y)[0], "optimal", **bound)
             if out.status == "optimal":
                 break
         return out if out is not None else _bound_failure(data, work, "no feasible start")
     if start is not None:
-        y = _given_start(B, floor, start, oracle)
+        y = _given_start(B, floor, frame(start), oracle)
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
         x_mle = np.r_[mle_sol.beta, mle_sol.lambdas]
-        y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
-        y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, start_at_mle)
+        y0 = frame(np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle])
+        if centred:
+            y0[0] = 1.0  # (exactly: gamma' = gamma + beta + lambda . b)
+        y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, start_at_mle,
+                             centred)
     else:
         y = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
     if y is None:
         return _bound_failure(data, work, "no feasible start")
 
+    # In centred coordinates, a constraint every distribution meets to rounding
+    # (:func:`_null_features`) has a feature of 0 but for its last bits: its lambda is held at 0.
+    null = [1 + j for j in _null_features(data, B[:, 1:])] if centred else []
+
     def solved(y):
         # (A value on the unit scale: 1e-15 is below every digit reported, and ends the
         # approach to a bound of 0 reached only as y -> 0.)
+        if null:
+            sub, keep, embed = _held_at_zero(oracle, null, len(y))
+            yr = _start(B[:, keep], floor, y[keep], sub, anchor=y[keep])
+            if yr is None:
+                return (y, math.nan, "no feasible start"), _bound_failure(data, work,
+                                                                          "no feasible start")
+            yr, f, status = _solve(sub, yr, B[:, keep], floor, max_iter, gap_tol=1e-15,
+                                   lin=lin[keep])
+            return (embed(yr), f, status), _bound_read(embed(yr), f, status, **bound)
         y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
         out = _bound_read(y, f, status, **bound)
         if status == "optimal" and out.status != "optimal":
@@ -521,7 +567,8 @@ def _bound_failure(data, work, why):
     return BoundSolution(nan, nan, nan, nan, _nans(data), why, work=work.counts())
 
 
-def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap):
+def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap,
+                centred=False):
     """The bound's solution at ``y`` (dual value ``f``) from the oracle's pass there (one more
     where its last was at another point), certified (:func:`elcvx.certify.bound`); its ``q``
     is computed on its first read."""
@@ -530,17 +577,28 @@ def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, ml
         raw(y)  # the certificate's sums are read from the last evaluation
     last = raw.last
     kappa = last.kg / n
-    q = OnRead(functools.partial(bound_q, data, last.y, kappa)) if data.in_memory else None
+    q = (OnRead(functools.partial(bound_q, data, last.y, kappa, centred)) if data.in_memory
+         else None)
     sums = last.sums
     cq = kappa * sums.total * sums.mean  # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
+    if centred:
+        cq[1] += cq[0]  # (E_Q[w - 1] + E_Q[1])
     lo, hi = data.value_range
     cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo)
     if status == "optimal" and not cert.certified:
         status = f"not certified ({cert.reason})"
-    return BoundSolution(value=float(f), beta=float(y[1]), gamma=float(y[0]), kappa=float(kappa),
+    gamma = float(y[0] - y[1] - y[2:] @ data.b) if centred else float(y[0])  # (the user's)
+    return BoundSolution(value=float(f), beta=float(y[1]), gamma=gamma, kappa=float(kappa),
                          q=q, status=status, work=work.counts(),
                          lambdas=tuple(float(t) for t in y[2:]), sums=(float(cq[0]), float(cq[1])),
                          error=cert.error)
+
+
+def _centred(y, b):
+    """A bound's dual point ``(gamma, beta, lambda)`` (``a = gamma + beta w + lambda . g + h``)
+    in centred coordinates, ``(gamma + beta + lambda . b, beta, lambda)``."""
+    y = np.asarray(y, dtype=float)
+    return np.r_[y[0] + y[1] + y[2:] @ b, y[1:]]
 
 
 def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
