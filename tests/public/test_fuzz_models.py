@@ -593,6 +593,15 @@ FIXED = {
           "-N log(1 + e), and a point it certifies is taken whatever the iteration's status "
           "(also Clarabel's, on auto)",
     2738: "as 1984 (max_iter; the row carries 6.8 times the least mass)",
+    890: "a target 1.3e-5 inside the feasible set's edge: one row holds nearly all the rows' mass "
+         "(the atoms the rest), so the rows' columns in the certificate's fit are nearly of rank "
+         "one; fitted after the atoms' masses, the correction came out at sum c e^2 = 1.3e-11 "
+         "where 5e-22 exists (the MLE's estimate not certified: 8.9e-6), now found by solving "
+         "the cheapest fit's optimality conditions as one system; then the upper bound stalled "
+         "(line search failed) with gamma + lambda . g cancelling at |lambda| = 8e4: it is "
+         "solved again in centred coordinates, lambda . (g - b)",
+    526: "as 890 (the MLE's estimate's error bound 1.6e-6; the upper bound at max_iter)",
+    2891: "as 890's bound (a target of 6e6: the lower bound's likelihood made up at 1.2e-6)",
 }
 
 
