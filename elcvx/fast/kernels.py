@@ -219,12 +219,26 @@ def bound_block(blk, sc, y, span=None):
     return _bound_sums(blk.Ft, blk, sc, y, span)
 
 
-def centred_bound_block(blk, sc, y, span=None):
+def centred_bound_block(blk, sc, y, span=None, T=None):
     """:func:`bound_block` in centred coordinates, ``F = (1, w - 1, g - b)`` (the rows of ``D``
-    and a constant): where ``g`` is within ``1e-5`` of its target ``b`` (a target at the
-    feasible set's edge) ``|lambda|`` reaches ``1e5``, and ``gamma + lambda . g`` cancels to
-    the last digits of ``a``, which ``lambda . (g - b)`` keeps."""
-    return _bound_sums(blk.Dt, blk, sc, y, span)
+    and a constant), mixed by ``T`` if given (``F' = T' F``, :mod:`elcvx.fast.frames`): where
+    ``g`` is within ``1e-5`` of its target ``b`` (a target at the feasible set's edge)
+    ``|lambda|`` reaches ``1e5``, and ``gamma + lambda . g`` cancels to the last digits of
+    ``a``, which ``lambda . (g - b)`` keeps."""
+    return _bound_sums(_mixed(blk.Dt, T), blk, sc, y, span)
+
+
+def _mixed(D, T):
+    """The rows of ``T' (1, D)`` but the first (``T`` unit upper triangular; None: ``D``)."""
+    if T is None:
+        return D
+    out = np.empty_like(D)
+    for j in range(1, T.shape[0]):
+        out[j - 1] = D[j - 1]
+        for i in range(1, j):
+            out[j - 1] += T[i, j] * D[i - 1]
+        out[j - 1] += T[0, j]
+    return out
 
 
 def _bound_sums(F, blk, sc, y, span):
@@ -272,9 +286,9 @@ def bound_q_block(blk, sc, y, kappa, out):
     return _bound_q(blk.Ft, blk, sc, y, kappa, out)
 
 
-def centred_bound_q_block(blk, sc, y, kappa, out):
+def centred_bound_q_block(blk, sc, y, kappa, T, out):
     """:func:`bound_q_block` of :func:`centred_bound_block`."""
-    return _bound_q(blk.Dt, blk, sc, y, kappa, out)
+    return _bound_q(_mixed(blk.Dt, T), blk, sc, y, kappa, out)
 
 
 def _bound_q(F, blk, sc, y, kappa, out):

@@ -186,15 +186,15 @@ class BoundPass:
 
 class BoundOracle:
     """``y -> (f, g, H, size)`` of ``K geomean_c(F y + h) - lin . y`` with ``F = (1, w, g)``
-    (``centred``: ``(1, w - 1, g - b)``, :func:`~elcvx.fast.kernels.centred_bound_block`);
+    (or in a :class:`~elcvx.fast.frames.BoundFrame`'s coordinates, ``frame``);
     ``-inf`` outside its domain; ``size = K geomean + |lin . y| + floor``, the terms that cancel
     in ``f`` and an absolute floor (:func:`elcvx.fast.solve.lower_bound_of`). The Hessian is
     ``kg`` times minus the covariance of ``F / a`` under the weights ``c / N``. ``last``: the
     last evaluation in the domain (:class:`BoundPass`)."""
 
-    def __init__(self, data, K, lin, work, floor=0.0, centred=False):
+    def __init__(self, data, K, lin, work, floor=0.0, frame=None):
         self.data, self.K, self.lin, self.work, self.floor = data, K, lin, work, floor
-        self.centred = centred
+        self.frame = frame  # (None: the user's coordinates; a BoundFrame: its own)
         self.last: BoundPass | None = None
 
     @_quietly
@@ -202,8 +202,11 @@ class BoundOracle:
         data, n, lin = self.data, self.data.n, self.lin
         self.work.count(data.rows)
         self.last = None  # (about to change)
-        part = data.reduce(centred_bound_block if self.centred else bound_block, merge_moments, y,
-                           _bound_span(data, y, self.centred))
+        frame = self.frame
+        if frame is None or not frame.centred:
+            part = data.reduce(bound_block, merge_moments, y, _bound_span(data, y))
+        else:
+            part = data.reduce(centred_bound_block, merge_moments, y, None, frame.T)
         if part is None:
             return -math.inf, None, None, math.inf
         kg = self.K * math.exp(part.log_sum / n)
@@ -214,13 +217,16 @@ class BoundOracle:
                 kg + abs(float(lin @ y)) + self.floor)
 
 
-def bound_q(data, y, kappa, centred=False):
+def bound_q(data, y, kappa, frame=None):
     """The bound's ``q = kappa / (F y + h)`` on every row: one pass, the same operations as
     the bound's pass, so the same bits."""
     out = np.empty(data.rows)
     with np.errstate(all="ignore"):
-        data.reduce(centred_bound_q_block if centred else bound_q_block, add,
-                    np.asarray(y, dtype=float), kappa, out=out)
+        y = np.asarray(y, dtype=float)
+        if frame is None or not frame.centred:
+            data.reduce(bound_q_block, add, y, kappa, out=out)
+        else:
+            data.reduce(centred_bound_q_block, add, y, kappa, frame.T, out=out)
     return out
 
 
@@ -233,12 +239,11 @@ def _likelihood_span(data, x):
     return min(lo, hi), max(lo, hi)
 
 
-def _bound_span(data, y, centred=False):
+def _bound_span(data, y):
     """Bounds ``(lo, hi)`` on every row's ``a = gamma + beta w + h`` with ``lo > 0``, for a
     policy's value in memory without constraints (``0 <= h <= w``, each ``w`` in its span,
-    with a margin for ``a``'s roundings); else None (each block finds its own, as it does in
-    centred coordinates)."""
-    if centred or len(y) != 2 or not (data.in_memory and data.policy):
+    with a margin for ``a``'s roundings); else None (each block finds its own)."""
+    if len(y) != 2 or not (data.in_memory and data.policy):
         return None
     gamma, beta = float(y[0]), float(y[1])
     ends = [b * w for b in (beta, beta + 1.0) for w in data.w_span]

@@ -40,6 +40,7 @@ from . import barrier
 from .active_set import MAX_ITER, along_the_valley, maximize, memo
 from ..solutions import OnRead
 from .objectives import BoundOracle, LikelihoodOracle, Work, bound_q, likelihood_q
+from .frames import BoundFrame
 from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
                      _quadratic_start, _series_start, _start)
 
@@ -449,56 +450,70 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
                              work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
     given = dict(data=data, K=K, quantile=quantile, mle_gap=mle_gap, work=work, reach=reach,
                  mle_sol=mle_sol, start=start, max_iter=max_iter, start_at_mle=start_at_mle)
-    out = _bound_in(False, **given)
+    out, _ = _bound_in(BoundFrame(False, data.b), **given)
     if out.status != "optimal" and max_iter:
         # At a target within 1e-4 of the feasible set's edge, |lambda| = 1e5: in the user's
         # coordinates gamma + lambda . g cancels to a's last digits, and the method stalls or
-        # its point is not certified. Again in centred ones (a failure's cost only).
-        alt = _bound_in(True, **given)
+        # its point is not certified. Again in centred ones, then in centred ones decorrelated
+        # at the point where that stopped (:mod:`elcvx.fast.frames`; a failure's cost only).
+        alt, last = _bound_in(BoundFrame(True, data.b), **given)
         if alt.status == "optimal":
             return alt
+        mixed = None if last is None else BoundFrame.decorrelated(data.b, last.sums)
+        if mixed is not None:
+            alt, _ = _bound_in(mixed, **given)
+            if alt.status == "optimal":
+                return alt
     return out
 
 
-def _bound_in(centred, *, data, K, quantile, mle_gap, work, reach, mle_sol, start, max_iter,
+def _bound_in(frame, *, data, K, quantile, mle_gap, work, reach, mle_sol, start, max_iter,
               start_at_mle):
-    """:func:`lower_bound_of`'s solution, the method run in the user's coordinates, ``a = gamma
-    + beta w + lambda . g + h``, or ``centred`` ones, ``a = gamma' + beta (w - 1) + lambda . (g
-    - b) + h`` with ``gamma' = gamma + beta + lambda . b`` (:func:`_centred`;
-    :func:`~elcvx.fast.kernels.centred_bound_block`): the same dual, other roundings. The
-    solution is reported in the user's."""
-    lin = np.r_[1.0, np.zeros(1 + data.k)] if centred else np.r_[1.0, 1.0, data.b]
-    raw = BoundOracle(data, K, lin, work, floor=reach, centred=centred)
+    """``(solution, last pass)``: :func:`lower_bound_of`'s solution, the method run in the
+    coordinates of ``frame`` (:class:`~elcvx.fast.frames.BoundFrame`): the same dual, other
+    roundings. The solution is reported in the user's coordinates."""
+    lin = frame.lin()
+    raw = BoundOracle(data, K, lin, work, floor=reach, frame=frame)
     oracle = memo(raw)
-    B, floor = data.bound_rows(centred)
-    frame = (lambda y: _centred(y, data.b)) if centred else (lambda y: np.asarray(y, dtype=float))
+    B, floor = frame.rows(data)
     bound = dict(data=data, K=K, lin=lin, B=B, floor=floor, raw=raw, work=work,
-                 quantile=quantile, mle_gap=mle_gap, centred=centred)
+                 quantile=quantile, mle_gap=mle_gap, frame=frame)
+    return _bound_run(oracle, raw, bound, frame, data=data, quantile=quantile, work=work,
+                      mle_sol=mle_sol, start=start, max_iter=max_iter,
+                      start_at_mle=start_at_mle), raw.last
+
+
+def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, start, max_iter,
+               start_at_mle):
+    """:func:`_bound_in`'s method: the starts, the solve and its fallbacks."""
+    B, floor, lin = bound["B"], bound["floor"], bound["lin"]
     if start is not None and max_iter == 0:
         # Another solver's point, as it is: the first of its candidates that is certified.
         out = None
-        for y in _given_starts(B, floor, frame(start), oracle):
+        for y in _given_starts(B, floor, frame.from_user(start), oracle):
             out = _bound_read(y, oracle(y)[0], "optimal", **bound)
             if out.status == "optimal":
                 break
         return out if out is not None else _bound_failure(data, work, "no feasible start")
     if start is not None:
-        y = _given_start(B, floor, frame(start), oracle)
+        y = _given_start(B, floor, frame.from_user(start), oracle)
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
         x_mle = np.r_[mle_sol.beta, mle_sol.lambdas]
-        y0 = frame(np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle])
-        if centred:
-            y0[0] = 1.0  # (exactly: gamma' = gamma + beta + lambda . b)
+        if frame.centred:  # (gamma' = gamma + beta + lambda . b = 1 exactly)
+            y0 = frame.from_centred(np.r_[1.0, x_mle])
+        else:
+            y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
         y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, start_at_mle,
-                             centred)
+                             frame.centred, frame.from_centred)
     else:
-        y = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
+        y = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
     if y is None:
         return _bound_failure(data, work, "no feasible start")
 
     # In centred coordinates, a constraint every distribution meets to rounding
     # (:func:`_null_features`) has a feature of 0 but for its last bits: its lambda is held at 0.
-    null = [1 + j for j in _null_features(data, B[:, 1:])] if centred else []
+    null = ([1 + j for j in _null_features(data, data.bound_rows(True)[0][:, 1:])]
+            if frame.centred and frame.T is None else [])
 
     def solved(y):
         # (A value on the unit scale: 1e-15 is below every digit reported, and ends the
@@ -539,7 +554,7 @@ def _bound_in(centred, *, data, K, quantile, mle_gap, work, reach, mle_sol, star
         # The start from the MLE's point is at its scale: with targets within 1e-5 of the
         # feasible set's edge, |y| = 4e4 on a vertex of the atoms' faces, where the method
         # stalls in f's rounding. Again from the plain start (the cost of a failure only).
-        plain = _start(B, floor, np.r_[1.0, 0.0, np.zeros(data.k)], oracle)
+        plain = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
         if plain is not None:
             again, alt = solved(plain)
             if alt.status == "optimal":
@@ -567,8 +582,7 @@ def _bound_failure(data, work, why):
     return BoundSolution(nan, nan, nan, nan, _nans(data), why, work=work.counts())
 
 
-def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap,
-                centred=False):
+def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap, frame):
     """The bound's solution at ``y`` (dual value ``f``) from the oracle's pass there (one more
     where its last was at another point), certified (:func:`elcvx.certify.bound`); its ``q``
     is computed on its first read."""
@@ -577,28 +591,21 @@ def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, ml
         raw(y)  # the certificate's sums are read from the last evaluation
     last = raw.last
     kappa = last.kg / n
-    q = (OnRead(functools.partial(bound_q, data, last.y, kappa, centred)) if data.in_memory
+    q = (OnRead(functools.partial(bound_q, data, last.y, kappa, frame)) if data.in_memory
          else None)
     sums = last.sums
-    cq = kappa * sums.total * sums.mean  # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
-    if centred:
-        cq[1] += cq[0]  # (E_Q[w - 1] + E_Q[1])
+    # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
+    cq = kappa * sums.total * frame.means_to_user(sums.mean)
     lo, hi = data.value_range
     cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo)
     if status == "optimal" and not cert.certified:
         status = f"not certified ({cert.reason})"
-    gamma = float(y[0] - y[1] - y[2:] @ data.b) if centred else float(y[0])  # (the user's)
-    return BoundSolution(value=float(f), beta=float(y[1]), gamma=gamma, kappa=float(kappa),
+    user = frame.to_user(y)
+    return BoundSolution(value=float(f), beta=float(user[1]), gamma=float(user[0]),
+                         kappa=float(kappa),
                          q=q, status=status, work=work.counts(),
-                         lambdas=tuple(float(t) for t in y[2:]), sums=(float(cq[0]), float(cq[1])),
+                         lambdas=tuple(float(t) for t in user[2:]), sums=(float(cq[0]), float(cq[1])),
                          error=cert.error)
-
-
-def _centred(y, b):
-    """A bound's dual point ``(gamma, beta, lambda)`` (``a = gamma + beta w + lambda . g + h``)
-    in centred coordinates, ``(gamma + beta + lambda . b, beta, lambda)``."""
-    y = np.asarray(y, dtype=float)
-    return np.r_[y[0] + y[1] + y[2:] @ b, y[1:]]
 
 
 def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):

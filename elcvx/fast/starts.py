@@ -154,7 +154,7 @@ def _given_start(A, h, x0, oracle):
 
 
 def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=None,
-                     centred=False):
+                     centred=False, frame=None):
     """A start for the bound from the profile dual's quadratic approximation at the MLE (one
     pass, no log, unless the MLE's passes gave its ``moments``: :class:`AtTheMLE`); where it is
     infeasible, as near it as :func:`_start` goes from the MLE's own point ``y0``.
@@ -164,8 +164,8 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
     c e F`` and ``M = sum c F F'`` (``e`` with the controls ``F`` regressed out). So the bound
     is about ``v_hat - sqrt(q S)/N``, at ``tau = sqrt(q / S)`` and ``x' = x* - tau M^-1 s``,
     and the profile's denominators ``1 + D x' + tau (h - v)`` are ``tau`` times the bound's.
-    ``centred``: ``y`` in the bound's centred coordinates
-    (:func:`elcvx.fast.kernels.centred_bound_block`).
+    ``centred``: ``y`` in the bound's centred coordinates, mapped by ``frame`` (to those of
+    a :class:`~elcvx.fast.frames.BoundFrame`), if given.
     """
     n, m = data.n, data.k + 1
     if moments is None:
@@ -187,6 +187,8 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
         x = x_mle - tau * coef
         gamma = 1.0 - tau * v if centred else 1.0 - x[0] - x[1:] @ data.b - tau * v
         y = np.r_[gamma / tau, x / tau]
+        if frame is not None:
+            y = frame(y)
     return _start(B, floor, y, oracle, anchor=y0)
 
 

@@ -602,6 +602,12 @@ FIXED = {
          "solved again in centred coordinates, lambda . (g - b)",
     526: "as 890 (the MLE's estimate's error bound 1.6e-6; the upper bound at max_iter)",
     2891: "as 890's bound (a target of 6e6: the lower bound's likelihood made up at 1.2e-6)",
+    84: "g0 = w on the rows that carry the mass (a w-indicator column at a target 1e-5 from its "
+        "edge): beta and lambda_0 grow to 3e5 with opposite signs, and the Hessian lost the "
+        "digits of their difference (the lower bound stalled, its likelihood made up at 0.07, "
+        "in the user's coordinates and in centred ones); it is solved a third time with the "
+        "centred features decorrelated (its feature (g0 - b0) - (w - 1) - 9.35e-6, 0 to 1e-11 "
+        "on those rows)",
 }
 
 
