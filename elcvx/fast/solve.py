@@ -504,7 +504,7 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
         else:
             y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
         y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, start_at_mle,
-                             frame.centred, frame.from_centred)
+                             frame.centred, frame.from_centred if frame.centred else None)
     else:
         y = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
     if y is None:
@@ -602,10 +602,9 @@ def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, ml
         status = f"not certified ({cert.reason})"
     user = frame.to_user(y)
     return BoundSolution(value=float(f), beta=float(user[1]), gamma=float(user[0]),
-                         kappa=float(kappa),
-                         q=q, status=status, work=work.counts(),
-                         lambdas=tuple(float(t) for t in user[2:]), sums=(float(cq[0]), float(cq[1])),
-                         error=cert.error)
+                         kappa=float(kappa), q=q, status=status, work=work.counts(),
+                         lambdas=tuple(float(t) for t in user[2:]),
+                         sums=(float(cq[0]), float(cq[1])), error=cert.error)
 
 
 def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
