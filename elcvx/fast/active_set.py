@@ -308,12 +308,59 @@ def _gap(g, A, h, x):
     feasible ``y``; else the bound is infinite. It ends an approach to a supremum at the apex of
     a cone (a bound that is 0 to rounding, reached only as ``x -> 0``), where Newton steps only
     halve the distance."""
-    if not len(A) or not np.all(np.isfinite(g)):
+    gl = g.tolist()
+    if not len(A) or not all(map(math.isfinite, gl)):
         return math.inf, np.zeros(len(A))
-    mu, off = nnls(A.T, -g)
-    if not off <= 1e-12 * max(1.0, float(np.abs(g).max())):
+    fit = _cone_fit(A, gl)
+    mu, off = fit if fit is not None else nnls(A.T, -g)
+    if not off <= 1e-12 * max(1.0, max(map(abs, gl))):
         return math.inf, mu
     return float(mu @ np.maximum(A @ x + h, 0.0)), mu
+
+
+def _cone_fit(A, g):
+    """``(mu, off)``: ``min |g + A' mu|`` over ``mu >= 0`` (nonnegative least squares, as
+    :func:`scipy.optimize.nnls` of ``A'`` and ``-g``) in closed form where ``A`` has one or two
+    rows (atoms), the common case; None elsewhere, and where the solution is not unique or is
+    ill-conditioned (two rows within 1e-8 of parallel; with one variable, of the same sign), for
+    scipy's nnls. The optimum is the least squares fit on its support, so it is the best
+    nonnegative one of the fits on each row alone and on both. ``g``: a list of floats."""
+    p = len(A)
+    if p > 2:
+        return None
+    rows = A.tolist()
+    gram = [[sum(a * b for a, b in zip(ri, rj)) for rj in rows] for ri in rows]
+    rhs = [-sum(a * b for a, b in zip(ri, g)) for ri in rows]  # A (-g)
+
+    def off(mu):
+        return math.sqrt(sum((gj + sum(m * r[j] for m, r in zip(mu, rows))) ** 2
+                             for j, gj in enumerate(g)))
+
+    best = [0.0] * p
+    least = off(best)
+    for i in range(p):
+        if gram[i][i] > 0.0 and rhs[i] > 0.0:
+            mu = [0.0] * p
+            mu[i] = rhs[i] / gram[i][i]
+            left = off(mu)
+            if left < least:
+                best, least = mu, left
+    if p == 2 and len(g) == 1:
+        # One variable: rows of opposite signs are never both used; of the same sign, any mix
+        # of them fits alike (scipy's choice is its own).
+        if rows[0][0] * rows[1][0] > 0.0:
+            return None
+    elif p == 2:
+        g00, g01, g11 = gram[0][0], gram[0][1], gram[1][1]
+        det = g00 * g11 - g01 * g01
+        if not det > 1e-8 * g00 * g11:
+            return None  # (rows parallel: many fits; or nearly so: ill-conditioned)
+        mu = [(g11 * rhs[0] - g01 * rhs[1]) / det, (g00 * rhs[1] - g01 * rhs[0]) / det]
+        if mu[0] >= 0.0 and mu[1] >= 0.0:
+            left = off(mu)
+            if left < least:
+                best, least = mu, left
+    return np.array(best), least
 
 
 def _face_step(g, H, AW, x, flat_slope=None):
@@ -403,6 +450,10 @@ def _ratio_test(A, h, x, d, active):
     rounding."""
     s = A @ x + h
     rate = A @ d
+    if len(A) <= _FEW_ROWS:
+        found = _nearest(A, s.tolist(), rate.tolist(), d, active)
+        if found is not None:
+            return found
     rate[active] = 0.0
     rate[np.abs(rate) <= 1e-14 * (np.abs(A) @ np.abs(d))] = 0.0  # rounding, not a crossing
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -412,6 +463,35 @@ def _ratio_test(A, h, x, d, active):
         if ratios[hit] > 0.0 or _independent(A, active + [hit]):
             return hit, float(ratios[hit])
         ratios[hit] = np.inf
+    return 0, math.inf
+
+
+#: :func:`_ratio_test` goes through at most this many constraints one by one, in Python floats
+#: (a few numpy calls less: the common case has two atoms).
+_FEW_ROWS = 8
+
+
+def _nearest(A, s, rate, d, active):
+    """:func:`_ratio_test` on the slacks ``s`` and the rates ``rate`` (lists of floats), row
+    by row, with the same operations (so the same answer); None where one is not finite
+    (the array version's NaN handling)."""
+    if not (all(map(math.isfinite, s)) and all(map(math.isfinite, rate))):
+        return None
+    noise = None
+    crossings = []
+    for i, r in enumerate(rate):
+        if r < 0.0 and i not in active:
+            if noise is None:
+                noise = (np.abs(A) @ np.abs(d)).tolist()
+            if -r <= 1e-14 * noise[i]:
+                continue  # rounding, not a crossing
+            crossings.append(((s[i] if s[i] > 0.0 else 0.0) / -r, i))
+    crossings.sort()
+    for ratio, i in crossings:
+        if ratio == math.inf:
+            break  # (as np.argmin of all inf: the first row, never reached)
+        if ratio > 0.0 or _independent(A, active + [i]):
+            return i, ratio
     return 0, math.inf
 
 
