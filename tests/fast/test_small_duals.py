@@ -14,12 +14,12 @@ from elcvx.fast import active_set
 
 
 def _cases(seed, count=400):
-    """Random ``(A, g)``: one or two atoms' rows of one to three variables, with the shapes
+    """Random ``(A, g)``: one or two atoms' rows of one or two variables, with the shapes
     the duals have (an atom at 0, one at wmax), rows of mixed sizes, and ``-g`` inside, on
     and outside their cone."""
     rng = np.random.default_rng(seed)
     for i in range(count):
-        p, m = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+        p, m = int(rng.integers(1, 3)), int(rng.integers(1, 3))
         A = rng.standard_normal((p, m)) * 10.0 ** rng.integers(-3, 3, (p, 1))
         if i % 5 == 0:
             A[:, 0] = np.abs(A[:, 0])  # (rows of one sign in the first variable)
@@ -61,6 +61,9 @@ def test_the_cone_fit_leaves_ambiguous_fits_to_nnls():
     assert active_set._cone_fit(np.array([[-1.0], [-0.5]]), [0.3]) is None
     # Two rows within 1e-8 of parallel: ill-conditioned.
     assert active_set._cone_fit(np.array([[1.0, 0.0], [1.0, 1e-9]]), [-1.0, 0.0]) is None
+    # Three variables, or three atoms: scipy's.
+    assert active_set._cone_fit(np.eye(2, 3), [1.0, 0.0, 0.0]) is None
+    assert active_set._cone_fit(np.eye(3, 2), [1.0, 0.0]) is None
     # Of opposite signs (the MLE's atoms at 0 and wmax): the one on g's side alone.
     mu, off = active_set._cone_fit(np.array([[-1.0], [0.9]]), [-0.45])
     assert mu.tolist() == [0.0, 0.5] and off == 0.0
