@@ -178,11 +178,11 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
     coef = np.linalg.lstsq(sums[2:, 2:], s_ef, rcond=None)[0]
     S = s_ee - float(s_ef @ coef)
     y = y0
-    if S > 0 and quantile > 0 and np.all(np.isfinite(coef)):
+    if S > 0 and quantile > 0 and np.isfinite(coef).all():
         tau = math.sqrt(quantile / S)
         v = max(v_hat - math.sqrt(quantile * S) / n, data.stats().h_floor)
         x = x_mle - tau * coef
-        y = np.r_[(1.0 - x[0] - x[1:] @ data.b - tau * v) / tau, x / tau]
+        y = np.concatenate(([(1.0 - x[0] - x[1:] @ data.b - tau * v) / tau], x / tau))
     return _start(B, floor, y, oracle, anchor=y0)
 
 
