@@ -203,7 +203,8 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     masses = np.zeros(len(A))
     top = max(1.0, float(np.abs(g).max()))
     if near.size:
-        mu, off = nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
+        fit = _cone_fit(A[near], g.tolist())
+        mu, off = fit if fit is not None else nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
         masses[near] = mu
     else:
         off = float(np.linalg.norm(g))
@@ -525,7 +526,12 @@ def _multipliers(g, A, active):
     masses = np.zeros(len(A))
     if not active:
         return masses, float(np.abs(g).max())
-    mu = np.linalg.lstsq(A[active].T, -g, rcond=None)[0]
+    if len(active) == 1:
+        # (One constraint: the least squares multiplier is the projection.)
+        a = A[active[0]]
+        mu = np.array([-float(a @ g) / float(a @ a)])
+    else:
+        mu = np.linalg.lstsq(A[active].T, -g, rcond=None)[0]
     masses[active] = mu
     residual = g + A[active].T @ mu
     return masses, max(float(np.abs(residual).max()), float(-min(mu.min(), 0.0)))

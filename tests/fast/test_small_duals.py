@@ -135,3 +135,39 @@ def test_the_ratio_comparison_catches_a_dropped_rounding_filter(monkeypatch):
 
     monkeypatch.setattr(active_set, "_nearest", unfiltered)
     assert active_set._ratio_test(A, h, x, d, []) != want
+
+
+def _multipliers_reference(g, A, active):
+    """The working set's least squares multipliers and KKT residual by numpy's lstsq."""
+    mu = np.linalg.lstsq(A[active].T, -g, rcond=None)[0]
+    residual = g + A[active].T @ mu
+    return mu, max(float(np.abs(residual).max()), float(-min(mu.min(), 0.0)))
+
+
+def _multipliers_agree(got, want, g):
+    """The same multiplier and residual to 1e-12 of ``g``'s size."""
+    (masses, residual), (mu, residual_ref) = got, want
+    scale = max(1.0, float(np.abs(g).max()))
+    return bool(np.all(np.abs(masses[masses != 0] - mu) <= 1e-12 * scale)
+                and abs(residual - residual_ref) <= 1e-12 * scale)
+
+
+def test_one_constraints_multiplier_is_lstsqs():
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        m, p = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        A, g = rng.standard_normal((p, m)), rng.standard_normal(m)
+        if rng.random() < 0.5:
+            g = -A[0] * rng.random()  # (g balanced by the constraint: a KKT point)
+        active = [int(rng.integers(p))]
+        got = active_set._multipliers(g, A, active)
+        assert _multipliers_agree(got, _multipliers_reference(g, A, active), g)
+
+
+def test_the_multiplier_comparison_catches_a_small_error():
+    A, g = np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([-0.4, -0.9])
+    masses, residual = active_set._multipliers(g, A, [0])
+    want = _multipliers_reference(g, A, [0])
+    assert _multipliers_agree((masses, residual), want, g)
+    assert not _multipliers_agree((masses * (1 + 1e-9), residual), want, g)
+    assert not _multipliers_agree((masses, residual + 1e-11), want, g)
