@@ -403,7 +403,12 @@ def _face_step(g, H, AW, x, flat_slope=None):
     ds = np.zeros(m)
     if Z.shape[1]:
         gr = Z.T @ gs
-        vals, vecs = np.linalg.eigh(Z.T @ Hs @ Z)
+        curvature = Z.T @ Hs @ Z
+        if curvature.shape == (1, 1):
+            # (A face of one direction: LAPACK's eigenpair of one number is that number and 1.)
+            vals, vecs = curvature[0], np.ones((1, 1))
+        else:
+            vals, vecs = np.linalg.eigh(curvature)
         c = vecs.T @ gr
         if vals.max() < -1e-12 * max(1.0, -vals.min()):
             p = vecs @ (-c / vals)
@@ -427,7 +432,10 @@ def _face_step(g, H, AW, x, flat_slope=None):
                 elif abs(ci) > 1e-9 * norm:
                     p += np.sign(ci) * length * vec
         ds = Z @ p
-    mu = np.linalg.lstsq(As.T, -(gs + Hs @ ds), rcond=None)[0] if len(AW) else np.zeros(0)
+    if len(AW) == 1:  # (the least squares multiplier of one constraint: a projection)
+        mu = np.array([-float(As[0] @ (gs + Hs @ ds)) / float(As[0] @ As[0])])
+    else:
+        mu = np.linalg.lstsq(As.T, -(gs + Hs @ ds), rcond=None)[0] if len(AW) else np.zeros(0)
     return ds / diag, mu
 
 

@@ -171,3 +171,47 @@ def test_the_multiplier_comparison_catches_a_small_error():
     assert _multipliers_agree((masses, residual), want, g)
     assert not _multipliers_agree((masses * (1 + 1e-9), residual), want, g)
     assert not _multipliers_agree((masses, residual + 1e-11), want, g)
+
+
+def _kkt_reference(g, H, a):
+    """The Newton step on the line ``a . d = 0`` and its multiplier from the KKT system
+    ``[[H, a], [a', 0]] (d, mu) = (-g, 0)``."""
+    K = np.zeros((3, 3))
+    K[:2, :2], K[:2, 2], K[2, :2] = H, a, a
+    sol = np.linalg.solve(K, np.r_[-g, 0.0])
+    return sol[:2], sol[2]
+
+
+def _step_agrees(d, mu, ref, g):
+    d_ref, mu_ref = ref
+    scale = max(1.0, float(np.abs(d_ref).max()))
+    return bool(np.all(np.abs(d - d_ref) <= 1e-9 * scale)
+                and abs(float(mu[0]) - mu_ref) <= 1e-9 * max(1.0, abs(mu_ref)))
+
+
+def test_the_newton_step_on_one_face_is_the_kkt_systems():
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        L = rng.standard_normal((2, 2)) * 10.0 ** rng.integers(-2, 3, (1, 2))
+        H = -(L @ L.T) - 1e-3 * np.eye(2)  # (negative definite, of mixed scales)
+        g, a = rng.standard_normal(2), rng.standard_normal(2)
+        d, mu = active_set._face_step(g, H, a[None, :], np.zeros(2))
+        assert _step_agrees(d, mu, _kkt_reference(g, H, a), g)
+        assert abs(float(a @ d)) <= 1e-12 * np.abs(a).max() * np.abs(d).max()
+
+
+def test_the_step_comparison_catches_a_small_error():
+    g, H, a = np.array([0.3, -0.2]), np.array([[-2.0, 0.5], [0.5, -1.0]]), np.array([1.0, 1.0])
+    d, mu = active_set._face_step(g, H, a[None, :], np.zeros(2))
+    ref = _kkt_reference(g, H, a)
+    assert _step_agrees(d, mu, ref, g)
+    assert not _step_agrees(d, mu * (1 + 1e-7), ref, g)
+    assert not _step_agrees(d * (1 + 1e-7), mu, ref, g)
+
+
+def test_lapacks_eigenpair_of_one_number():
+    # _face_step reads a face of one direction's curvature without eigh: this is what eigh gives.
+    rng = np.random.default_rng(2)
+    for value in np.r_[rng.standard_normal(50) * 10.0 ** rng.integers(-300, 300, 50), 0.0, -0.0]:
+        vals, vecs = np.linalg.eigh(np.array([[value]]))
+        assert vals.tolist() == [value] and vecs.tolist() == [[1.0]]
