@@ -1,6 +1,7 @@
 """The closed forms the fast path takes for the paper's small duals (one or two variables, two
 atoms) instead of a general routine: each against a reference written here (scipy's NNLS, the
-ratio test on whole arrays), and a small injected error shown to be caught."""
+ratio test on whole arrays, numpy's lstsq, the KKT system of a Newton step on one face), and a
+small injected error shown to be caught by each comparison."""
 
 from __future__ import annotations
 
