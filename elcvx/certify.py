@@ -117,10 +117,14 @@ def _masses(residual, columns, slack):
     ``1e5``): the certificates keep the better."""
     if not columns.shape[1]:
         return [np.zeros(0)]
-    penalty = np.diag(_PENALTY * np.maximum(slack, 0.0))
-    iters = 50 * columns.shape[1] + 100
-    masses, _ = nnls(np.vstack([columns, penalty]), np.r_[residual, np.zeros(len(slack))],
-                     maxiter=iters)
+    rows, atoms = columns.shape
+    iters = 50 * atoms + 100
+    stacked = np.zeros((rows + atoms, atoms))  # (the columns over the penalty's diagonal)
+    stacked[:rows] = columns
+    stacked[rows:].flat[::atoms + 1] = _PENALTY * np.maximum(slack, 0.0)
+    target = np.zeros(rows + atoms)
+    target[:rows] = residual
+    masses, _ = nnls(stacked, target, maxiter=iters)
     rest = residual - columns @ masses
     out = [masses]
     # The atoms that carry mass, refitted to what is left (the fit's own rounding, which the rows
@@ -134,7 +138,8 @@ def _masses(residual, columns, slack):
     more, off = nnls(columns, rest, maxiter=iters)
     if off < np.linalg.norm(rest):
         out.append(masses + more)
-    return out
+    # (A candidate equal to one before it would give the same certificates again.)
+    return [mu for i, mu in enumerate(out) if not any(np.array_equal(mu, b) for b in out[:i])]
 
 
 def _best(certificates):
@@ -148,8 +153,8 @@ def _correction(M, rest):
     and what it leaves. The columns are scaled to size one first: with weights of ``1e6`` a
     feature's column can be ``1e-12`` of another's, and an unscaled least squares would take
     its rounding for a direction."""
-    norms = np.linalg.norm(M, axis=0)
-    norms = np.where(norms > 0, norms, 1.0)
+    norms = np.sqrt(np.add.reduce(M * M, axis=0))  # (np.linalg.norm's operations, fewer calls)
+    norms[~(norms > 0)] = 1.0
     z = np.linalg.lstsq(M / norms, rest, rcond=1e-13)[0] / norms
     return z, rest - M @ z
 
@@ -259,12 +264,17 @@ def likelihood(n, c_min, A, h, x, mass, moments, q2, value=None) -> LikelihoodCe
     moments = np.asarray(moments, dtype=float)
     if not _finite(mass, moments, q2):
         return _rejected(LikelihoodCertificate, _OVERFLOW)
-    residual = np.r_[1.0 - mass, -moments]
-    columns = np.vstack([h, A.T])
+    m = len(moments)
+    residual = np.empty(m + 1)
+    residual[0], residual[1:] = 1.0 - mass, -moments
+    columns = np.empty((m + 1, len(h)))
+    columns[0], columns[1:] = h, A.T
     # e = z0 + N q zeta . d moves the sums c q (1, d) by z0 (mass, moments) + N q2[:, 1:] zeta.
-    M = np.column_stack([np.r_[mass, moments], n * q2[:, 1:]])
-    cost = n * np.block([[np.ones((1, 1)), moments[None, :]],
-                         [moments[:, None], n * q2[1:, 1:]]])  # sum c e^2 = z' cost z
+    M = np.empty((m + 1, m + 1))
+    M[0, 0], M[1:, 0], M[:, 1:] = mass, moments, n * q2[:, 1:]
+    cost = np.empty((m + 1, m + 1))  # sum c e^2 = z' cost z
+    cost[0, 0], cost[0, 1:], cost[1:, 0], cost[1:, 1:] = 1.0, moments, moments, n * q2[1:, 1:]
+    cost *= n
     return _best([_likelihood_at(fit, n, c_min, slack, moments, q2)
                   for mu in _masses(residual, columns, slack)
                   for fit in _fits(M, columns, residual, mu, cost)])
@@ -373,7 +383,8 @@ _OVERFLOW = "the pass's sums overflow at the dual point"
 
 
 def _finite(*values):
-    return all(np.all(np.isfinite(v)) for v in values)
+    return all(math.isfinite(v) if isinstance(v, float) else np.isfinite(v).all()
+               for v in values)
 
 
 def _rejected(kind, reason, masses=np.zeros(0)):

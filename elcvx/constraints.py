@@ -166,7 +166,10 @@ def extra_atoms(sample, constraints=(), atoms=None) -> np.ndarray:
         for wk in (sample.wmin, sample.wmax):
             rows.extend((wk,) + corner for corner in
                         itertools.product(*(c.range_at(wk) for c in constraints)))
-        return np.unique(np.array(rows, dtype=float).reshape(-1, 1 + k), axis=0)
+        table = np.array(rows, dtype=float).reshape(-1, 1 + k)
+        if k == 0 and table[0, 0] < table[1, 0]:
+            return table  # (np.unique's answer: wmin < wmax, sorted and distinct)
+        return np.unique(table, axis=0)
     try:
         table = np.array(atoms, dtype=float)
     except (TypeError, ValueError):

@@ -56,7 +56,12 @@ class Moments:
         self.Gt = np.array([c.values for c in constraints], dtype=float).reshape(self.k, self.w.size)
         self.b = np.array([c.target for c in constraints], dtype=float)
         self.Ft = self.w[None, :] if self.k == 0 else np.vstack([self.w, self.Gt])
-        self.atoms = mc.extra_atoms(sample, constraints, atoms)
+        # The paper's programs (no constraint, the default atoms, a policy's value): their atoms
+        # and atom rows are the same for the MLE and both bounds, made once per sample.
+        self._paper = _paper_arrays(sample) if not (constraints or atoms is not None
+                                                    or value is not None) else None
+        self.atoms = (mc.extra_atoms(sample, constraints, atoms) if self._paper is None
+                      else self._paper_array("atoms", lambda: mc.extra_atoms(sample)))
         # The range of E_Q[h]: [0, 1] for a policy's value, within [-1, 1] for any other here.
         self.value_range = (0.0, 1.0) if value is None else (-1.0, 1.0)
         self.side = side
@@ -75,6 +80,8 @@ class Moments:
 
     #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
     in_memory = True
+    #: The sample's cache of the paper's programs' arrays (:func:`_paper_arrays`), or None.
+    _paper = None
     _c_min = None
     #: ``coef`` with ``|a_n| <= (1, d_n) . coef`` for the estimate's functionals ``a_n = w_n (u_n
     #: - rho)``, ``rho`` in ``[0, 1]`` (``|a_n| <= w_n = 1 + d_n0``): the certificate's ``S``.
@@ -140,7 +147,7 @@ class Moments:
         out = object.__new__(Moments)
         h = self.h
         out.__dict__.update(self.__dict__, _h=-h, h_lo=-self.h_hi, h_hi=-self.h_lo, policy=False,
-                            nonnegative=not np.any(h > 0), _stats=None)
+                            nonnegative=not np.any(h > 0), _stats=None, _paper=None)
         return out
 
     @property
@@ -158,7 +165,7 @@ class Moments:
         """``(A, h)``: the atoms' dual constraints ``A x + h >= 0`` for ``x = (beta, lambda[,
         tau])``; with a value ``v``, each atom twice, at the ends of its value range."""
         if value is None:
-            return mc.dual_rows(self.atoms, self.b)
+            return self._paper_array("atom_rows", lambda: mc.dual_rows(self.atoms, self.b))
         atoms = np.vstack([self.atoms, self.atoms])
         return mc.dual_rows(atoms, self.b, value=(np.r_[self.h_lo, self.h_hi], value))
 
@@ -166,7 +173,22 @@ class Moments:
         """``(B, floor)``: the bound's atom constraints ``B y + floor >= 0`` on ``y = (gamma,
         beta, lambda)`` (:func:`bound_rows` of the atoms at their least value ``h_lo``;
         ``centred``: in the coordinates of :func:`elcvx.fast.kernels.centred_bound_block`)."""
-        return bound_rows(self.atoms, self.h_lo, self.b if centred else None)
+        if centred:
+            return bound_rows(self.atoms, self.h_lo, self.b)
+        return self._paper_array("bound_rows", lambda: bound_rows(self.atoms, self.h_lo))
+
+    def _paper_array(self, name, make):
+        """``make()``, kept in the sample's cache of the paper's programs (read-only) where this
+        model is one of them (a policy's value on either side: ``h_lo = 0`` at every atom),
+        else made afresh."""
+        if self._paper is None:
+            return make()
+        if name not in self._paper:
+            made = make()
+            for a in made if isinstance(made, tuple) else (made,):
+                a.flags.writeable = False
+            self._paper[name] = made
+        return self._paper[name]
 
 
 class Stats(NamedTuple):
@@ -221,6 +243,12 @@ def at_the_edge(data, v):
     # (h and w - h are nonnegative on every row for a policy's value: a sum of 0 is all 0.)
     stats = data.stats()
     return (v == 0.0 and stats.sum_abs_h == 0.0) or (v == 1.0 and stats.sum_w_minus_h == 0.0)
+
+
+def _paper_arrays(sample):
+    """The cache of the paper's programs' arrays (atoms, atom rows) that a sample keeps: the
+    estimate and both bounds read the same ones (a sample is immutable)."""
+    return sample.__dict__.setdefault("_paper_model", {})
 
 
 def model_of(sample, constraints, atoms=None, side="lower", *, threads=None):

@@ -90,6 +90,10 @@ class RewardScale:
 
     def to_user(self, v):
         """Map a value on the unit reward scale back to ``[rmin, rmax]`` (clipped to that range)."""
+        if isinstance(v, float):  # (np.clip's operations on one float, without its calls)
+            out = self.rmin + (self.rmax - self.rmin) * v
+            out = self.rmin if out < self.rmin else out
+            return float(self.rmax if out > self.rmax else out)
         out = self.rmin + (self.rmax - self.rmin) * np.asarray(v, dtype=float)
         out = np.clip(out, self.rmin, self.rmax)
         return float(out) if out.ndim == 0 else out

@@ -64,10 +64,12 @@ def memo(oracle):
     last = {}
 
     def cached(x):
-        if "x" in last and np.array_equal(last["x"], x):
+        # (The point as a list of floats: compared as np.array_equal does, at less cost.)
+        key = np.asarray(x, dtype=float).ravel().tolist()
+        if last.get("x") == key and all(t == t for t in key):
             return last["out"]
         out = oracle(x)
-        last.update(x=np.array(x, dtype=float), out=out)
+        last.update(x=key, out=out)
         return out
 
     return cached
@@ -201,7 +203,8 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     masses = np.zeros(len(A))
     top = max(1.0, float(np.abs(g).max()))
     if near.size:
-        mu, off = nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
+        fit = _cone_fit(A[near], g.tolist())
+        mu, off = fit if fit is not None else nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
         masses[near] = mu
     else:
         off = float(np.linalg.norm(g))
@@ -308,12 +311,67 @@ def _gap(g, A, h, x):
     feasible ``y``; else the bound is infinite. It ends an approach to a supremum at the apex of
     a cone (a bound that is 0 to rounding, reached only as ``x -> 0``), where Newton steps only
     halve the distance."""
-    if not len(A) or not np.all(np.isfinite(g)):
+    gl = g.tolist()
+    if not len(A) or not all(map(math.isfinite, gl)):
         return math.inf, np.zeros(len(A))
-    mu, off = nnls(A.T, -g)
-    if not off <= 1e-12 * max(1.0, float(np.abs(g).max())):
+    fit = _cone_fit(A, gl)
+    mu, off = fit if fit is not None else nnls(A.T, -g)
+    if not off <= 1e-12 * max(1.0, max(map(abs, gl))):
         return math.inf, mu
     return float(mu @ np.maximum(A @ x + h, 0.0)), mu
+
+
+def _cone_fit(A, g):
+    """``(mu, off)``: ``min |g + A' mu|`` over ``mu >= 0`` (nonnegative least squares, as
+    :func:`scipy.optimize.nnls` of ``A'`` and ``-g``) in closed form where ``A`` has one or two
+    rows (atoms) of one or two variables, the paper's duals; None elsewhere, and where the
+    solution is not unique or is ill-conditioned (two rows within 1e-8 of parallel; with one
+    variable, of the same sign), for scipy's nnls. The optimum is the least squares fit on its
+    support, so it is the best nonnegative one of the fits on each row alone and on both.
+    ``g``: a list of floats."""
+    p, m = A.shape
+    if not (p <= 2 and m <= 2):
+        return None
+    rows = A.tolist()
+    if m == 1:
+        rows = [r + [0.0] for r in rows]
+        g0, g1 = g[0], 0.0
+    else:
+        g0, g1 = g
+    best, least = None, math.sqrt(g0 * g0 + g1 * g1)
+    fits = []
+    for i, (a0, a1) in enumerate(rows):
+        norm2, along = a0 * a0 + a1 * a1, -(a0 * g0 + a1 * g1)
+        fits.append((norm2, along))
+        if norm2 > 0.0 and along > 0.0:
+            t = along / norm2
+            e0, e1 = g0 + t * a0, g1 + t * a1
+            left = math.sqrt(e0 * e0 + e1 * e1)
+            if left < least:
+                best, least = (i, t), left
+    mu = [0.0] * p
+    if p == 2:
+        (a0, a1), (c0, c1) = rows
+        (g00, r0), (g11, r1) = fits
+        g01 = a0 * c0 + a1 * c1
+        if m == 1:
+            # One variable: rows of opposite signs are never both used; of the same sign, any
+            # mix of them fits alike (scipy's choice is its own).
+            if a0 * c0 > 0.0:
+                return None
+        else:
+            det = g00 * g11 - g01 * g01
+            if not det > 1e-8 * g00 * g11:
+                return None  # (rows parallel: many fits; or nearly so: ill-conditioned)
+            t0, t1 = (g11 * r0 - g01 * r1) / det, (g00 * r1 - g01 * r0) / det
+            if t0 >= 0.0 and t1 >= 0.0:
+                e0, e1 = g0 + t0 * a0 + t1 * c0, g1 + t0 * a1 + t1 * c1
+                left = math.sqrt(e0 * e0 + e1 * e1)
+                if left < least:
+                    return np.array([t0, t1]), left
+    if best is not None:
+        mu[best[0]] = best[1]
+    return np.array(mu), least
 
 
 def _face_step(g, H, AW, x, flat_slope=None):
@@ -345,7 +403,12 @@ def _face_step(g, H, AW, x, flat_slope=None):
     ds = np.zeros(m)
     if Z.shape[1]:
         gr = Z.T @ gs
-        vals, vecs = np.linalg.eigh(Z.T @ Hs @ Z)
+        curvature = Z.T @ Hs @ Z
+        if curvature.shape == (1, 1):
+            # (A face of one direction: LAPACK's eigenpair of one number is that number and 1.)
+            vals, vecs = curvature[0], np.ones((1, 1))
+        else:
+            vals, vecs = np.linalg.eigh(curvature)
         c = vecs.T @ gr
         if vals.max() < -1e-12 * max(1.0, -vals.min()):
             p = vecs @ (-c / vals)
@@ -369,7 +432,10 @@ def _face_step(g, H, AW, x, flat_slope=None):
                 elif abs(ci) > 1e-9 * norm:
                     p += np.sign(ci) * length * vec
         ds = Z @ p
-    mu = np.linalg.lstsq(As.T, -(gs + Hs @ ds), rcond=None)[0] if len(AW) else np.zeros(0)
+    if len(AW) == 1:  # (the least squares multiplier of one constraint: a projection)
+        mu = np.array([-float(As[0] @ (gs + Hs @ ds)) / float(As[0] @ As[0])])
+    else:
+        mu = np.linalg.lstsq(As.T, -(gs + Hs @ ds), rcond=None)[0] if len(AW) else np.zeros(0)
     return ds / diag, mu
 
 
@@ -403,6 +469,10 @@ def _ratio_test(A, h, x, d, active):
     rounding."""
     s = A @ x + h
     rate = A @ d
+    if len(A) <= _FEW_ROWS:
+        found = _nearest(A, s.tolist(), rate.tolist(), d, active)
+        if found is not None:
+            return found
     rate[active] = 0.0
     rate[np.abs(rate) <= 1e-14 * (np.abs(A) @ np.abs(d))] = 0.0  # rounding, not a crossing
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -412,6 +482,35 @@ def _ratio_test(A, h, x, d, active):
         if ratios[hit] > 0.0 or _independent(A, active + [hit]):
             return hit, float(ratios[hit])
         ratios[hit] = np.inf
+    return 0, math.inf
+
+
+#: :func:`_ratio_test` goes through at most this many constraints one by one, in Python floats
+#: (a few numpy calls less: the common case has two atoms).
+_FEW_ROWS = 8
+
+
+def _nearest(A, s, rate, d, active):
+    """:func:`_ratio_test` on the slacks ``s`` and the rates ``rate`` (lists of floats), row
+    by row, with the same operations (so the same answer); None where one is not finite
+    (the array version's NaN handling)."""
+    if not (all(map(math.isfinite, s)) and all(map(math.isfinite, rate))):
+        return None
+    noise = None
+    crossings = []
+    for i, r in enumerate(rate):
+        if r < 0.0 and i not in active:
+            if noise is None:
+                noise = (np.abs(A) @ np.abs(d)).tolist()
+            if -r <= 1e-14 * noise[i]:
+                continue  # rounding, not a crossing
+            crossings.append(((s[i] if s[i] > 0.0 else 0.0) / -r, i))
+    crossings.sort()
+    for ratio, i in crossings:
+        if ratio == math.inf:
+            break  # (as np.argmin of all inf: the first row, never reached)
+        if ratio > 0.0 or _independent(A, active + [i]):
+            return i, ratio
     return 0, math.inf
 
 
@@ -435,7 +534,12 @@ def _multipliers(g, A, active):
     masses = np.zeros(len(A))
     if not active:
         return masses, float(np.abs(g).max())
-    mu = np.linalg.lstsq(A[active].T, -g, rcond=None)[0]
+    if len(active) == 1:
+        # (One constraint: the least squares multiplier is the projection.)
+        a = A[active[0]]
+        mu = np.array([-float(a @ g) / float(a @ a)])
+    else:
+        mu = np.linalg.lstsq(A[active].T, -g, rcond=None)[0]
     masses[active] = mu
     residual = g + A[active].T @ mu
     return masses, max(float(np.abs(residual).max()), float(-min(mu.min(), 0.0)))

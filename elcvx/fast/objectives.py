@@ -210,11 +210,11 @@ class BoundOracle:
         if part is None:
             return -math.inf, None, None, math.inf
         kg = self.K * math.exp(part.log_sum / n)
-        if not (math.isfinite(kg) and np.all(np.isfinite(part.scatter))):
+        if not (math.isfinite(kg) and np.isfinite(part.scatter).all()):
             return -math.inf, None, None, math.inf
         self.last = BoundPass(np.array(y, dtype=float), kg, part)
-        return (kg - lin @ y, kg * part.mean - lin, -kg * part.scatter / n,
-                kg + abs(float(lin @ y)) + self.floor)
+        ly = lin @ y
+        return kg - ly, kg * part.mean - lin, -kg * part.scatter / n, kg + abs(float(ly)) + self.floor
 
 
 def bound_q(data, y, kappa, frame=None):

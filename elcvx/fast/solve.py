@@ -427,7 +427,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         mle_gap = mle_sol.gap if mle_sol is not None else math.nan
     n = data.n
     K = math.exp(-(loglik + 0.5 * quantile) / n)
-    lin = np.r_[1.0, 1.0, data.b]
+    lin = np.concatenate(([1.0, 1.0], data.b))
     carried = _at_the_mle(data, mle_sol)
     stats_at_mle, start_at_mle = (None, None) if carried is None else carried.for_side(data.side)
     if data._stats is None and stats_at_mle is not None:
@@ -498,11 +498,11 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
     if start is not None:
         y = _given_start(B, floor, frame.from_user(start), oracle)
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
-        x_mle = np.r_[mle_sol.beta, mle_sol.lambdas]
+        x_mle = np.array([mle_sol.beta, *mle_sol.lambdas])
         if frame.centred:  # (gamma' = gamma + beta + lambda . b = 1 exactly)
-            y0 = frame.from_centred(np.r_[1.0, x_mle])
+            y0 = frame.from_centred(np.concatenate(([1.0], x_mle)))
         else:
-            y0 = np.r_[1.0 - x_mle[0] - x_mle[1:] @ data.b, x_mle]
+            y0 = np.concatenate(([1.0 - x_mle[0] - x_mle[1:] @ data.b], x_mle))
         y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, start_at_mle,
                              frame.centred, frame.from_centred if frame.centred else None)
     else:

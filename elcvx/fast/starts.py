@@ -181,12 +181,12 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
     coef = np.linalg.lstsq(sums[2:, 2:], s_ef, rcond=None)[0]
     S = s_ee - float(s_ef @ coef)
     y = y0
-    if S > 0 and quantile > 0 and np.all(np.isfinite(coef)):
+    if S > 0 and quantile > 0 and np.isfinite(coef).all():
         tau = math.sqrt(quantile / S)
         v = max(v_hat - math.sqrt(quantile * S) / n, data.stats().h_floor)
         x = x_mle - tau * coef
         gamma = 1.0 - tau * v if centred else 1.0 - x[0] - x[1:] @ data.b - tau * v
-        y = np.r_[gamma / tau, x / tau]
+        y = np.concatenate(([gamma / tau], x / tau))
         if frame is not None:
             y = frame(y)
     return _start(B, floor, y, oracle, anchor=y0)
