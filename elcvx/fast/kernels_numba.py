@@ -2,24 +2,28 @@
 
 Each twin takes a block and its parameters as its numpy kernel does and returns the same
 partial sums in the same layout (None outside the objective's domain), to rounding: one
-compiled call per block that reads each row once and releases the GIL for the whole block, so
-that a pass's threads (:mod:`elcvx.engines.threads`) run their blocks at once. The numpy
-kernels stay the reference (their docstrings define every sum); :mod:`elcvx.engines.backend`
-chooses between them, and :mod:`elcvx.fast.kernels` calls a twin in place of its kernel.
+compiled call per block that reads each input row once and releases the GIL for the whole
+block, so that a pass's threads (:mod:`elcvx.engines.threads`) run their blocks at once. The
+numpy kernels stay the reference (their docstrings define every sum);
+:mod:`elcvx.engines.backend` chooses between them, and :mod:`elcvx.fast.kernels` calls a twin
+in place of its kernel.
 
-How the sums are taken, and why they agree with the numpy kernels' to about 1e-13 relative:
+A twin goes over its block in runs of :data:`RUN` rows, whose temporaries (``a``, ``q``, the
+features over ``a``) stay in the core's first-level cache: a run's elementwise loops compile to
+vector instructions, and its sums are BLAS dot products of the run's rows (each added to the
+block's sum). So the sums agree with the numpy kernels' (BLAS dot products of 10,000 terms
+added by ``math.fsum``) to a few units in the last place of the terms' size:
 
-* each sum is accumulated over runs of :data:`RUN` rows, and the runs' sums added to the
-  block's (a rounding error of about ``(RUN + rows / RUN)`` units in the last place, where the
-  numpy kernels' BLAS dot products of 10,000 terms are added by ``math.fsum``);
-* the sum of logs multiplies the terms in groups of :data:`~elcvx.engines.blocks.LOG_GROUP`
-  and takes one log per group, as :func:`elcvx.engines.blocks.log_sum` does (a term outside
-  ``[2**-62, 2**62]`` and every term with counts take their own log), and the likelihood's
-  adds the exact rounding error of each ``a = 1 + s`` over ``a`` (Knuth's two-sum);
+* the sum of logs multiplies the terms in groups of
+  :data:`~elcvx.engines.blocks.LOG_GROUP` and takes one log per group, as
+  :func:`elcvx.engines.blocks.log_sum` does (a run with a term outside ``[2**-62, 2**62]``, and
+  every run with counts, takes one log per term); the likelihood's adds the exact rounding
+  error of each ``a = 1 + s`` over ``a`` (Knuth's two-sum), as its numpy kernel does;
 * a bound's centred scatter is each run's about its own mean, merged into the block's by Chan
   et al.'s update (as :func:`elcvx.fast.kernels.merge_moments` merges blocks);
-* no operation is reordered or fused (``fastmath=False``: no FMA contraction), so ``1 + d x``
-  and ``q`` are the numpy kernels' to the last bit.
+* no operation is reordered or fused (``fastmath=False``: no FMA contraction; and
+  ``error_model="numpy"``: a division by zero gives numpy's infinity, not an exception), so
+  ``1 + d x`` and ``q`` are the numpy kernels' to the last bit.
 """
 
 from __future__ import annotations
@@ -31,26 +35,105 @@ from numba import njit
 
 from ..engines.blocks import LOG_GROUP, LOG_RANGE
 
-#: The rows of a run: each sum is accumulated over a run, then added to the block's.
-RUN = 256
+#: The rows of a run (its temporaries, a dozen rows of doubles at most, stay in the L1 cache).
+RUN = 1024
 
 _LO, _HI = 2.0 ** -LOG_RANGE, 2.0 ** LOG_RANGE
 _NO_COUNTS = np.ones(0)
-_JIT = dict(nogil=True, fastmath=False, cache=True)
+_JIT = dict(nogil=True, fastmath=False, cache=True, error_model="numpy")
 
 
 def _counts(c):
     """``(c, has_c)`` as the compiled functions take them (one type whatever the block)."""
-    return (_NO_COUNTS, False) if c is None else (c, True)
+    return (_NO_COUNTS, False) if c is None else (np.asarray(c, dtype=float), True)
 
 
 @njit(**_JIT)
-def _combine(D, x, i, m):
-    """``sum_j D[j, i] x[j]`` over the first ``m`` rows, in :func:`kernels.combine`'s order."""
-    s = D[0, i] * x[0]
+def _weights(c, has_c, start, size, cw):
+    """The run's counts into ``cw`` (ones without counts): each sum ``sum c x`` is then a dot
+    product ``x . cw``."""
+    if has_c:
+        for i in range(size):
+            cw[i] = c[start + i]
+    else:
+        for i in range(size):
+            cw[i] = 1.0
+
+
+@njit(**_JIT)
+def _log_sums(a, size, has_c, cw, prod, split):
+    """``(sum c log a, sum c log max(a, 1))`` over a run's positive ``a`` (the second only
+    with ``split``): without counts, the terms multiplied in groups of ``LOG_GROUP`` (``prod``
+    their scratch) and one log taken per group, where every term is in ``[2**-62, 2**62]`` (so
+    that a product stays a normal float)."""
+    total = above = 0.0
+    inside = 0
+    for i in range(size):
+        inside += (a[i] >= _LO) & (a[i] <= _HI)
+    groups = size // LOG_GROUP
+    if has_c or inside < size or groups == 0:
+        for i in range(size):
+            la = math.log(a[i])
+            total += cw[i] * la
+            above += cw[i] * max(la, 0.0)
+        return total, above
+    for g in range(groups):  # (each group: the rows g, g + groups, g + 2 groups, ...)
+        prod[g] = a[g]
+    for j in range(1, LOG_GROUP):
+        for g in range(groups):
+            prod[g] *= a[j * groups + g]
+    for g in range(groups):
+        total += math.log(prod[g])
+    if split:
+        for g in range(groups):
+            prod[g] = max(a[g], 1.0)
+        for j in range(1, LOG_GROUP):
+            for g in range(groups):
+                prod[g] *= max(a[j * groups + g], 1.0)
+        for g in range(groups):
+            above += math.log(prod[g])
+    for i in range(groups * LOG_GROUP, size):
+        la = math.log(a[i])
+        total += la
+        above += max(la, 0.0)
+    return total, above
+
+
+@njit(**_JIT)
+def _features(D, h, value, has_value, start, size, d):
+    """A run's features into ``d``: the rows of ``D`` and, with ``has_value``, ``h - value``."""
+    m0 = D.shape[0]
+    for j in range(m0):
+        for i in range(size):
+            d[j, i] = D[j, start + i]
+    if has_value:
+        for i in range(size):
+            d[m0, i] = h[start + i] - value
+
+
+@njit(**_JIT)
+def _combine(d, x, m, size, s):
+    """``s = sum_j d[j] x[j]`` over the first ``m`` rows, in :func:`kernels.combine`'s order."""
+    for i in range(size):
+        s[i] = d[0, i] * x[0]
     for j in range(1, m):
-        s += D[j, i] * x[j]
-    return s
+        for i in range(size):
+            s[i] += d[j, i] * x[j]
+
+
+@njit(**_JIT)
+def _dot(x, y, size):
+    """``x . y`` over the first ``size`` entries (BLAS: vectorised, in its own order)."""
+    return np.dot(x[:size], y[:size])
+
+
+@njit(**_JIT)
+def _total(cw, size):
+    """The sum of the run's counts."""
+    total = 0.0
+    for i in range(size):
+        total += cw[i]
+    return total
 
 
 @njit(**_JIT)
@@ -63,83 +146,63 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
     hh = 3 + m  # the Hessian's
     ex = hh + m * m  # the MLE's extra sums
     tail = ex + (0 if extra == 0 else (1 if not full else 4 + 2 * m))
-    acc = np.zeros(out.size)
-    d = np.empty(m)
-    r = np.empty(m)
-    cr = np.empty(m)
-    l_hi = l_lo = 0.0  # sum c log max(a, 1), sum c log min(a, 1)
-    p_hi = p_lo = 1.0
-    k = 0
-    f_err = 0.0
+    d = np.empty((m, RUN))
+    r = np.empty((m, RUN))  # d q
+    cr = np.empty((m, RUN))  # c d q
+    t = np.empty((8, RUN))
+    s, a, q, err, cq, cw, hb, hq = t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]
+    chq = t[0]  # (s is not needed by then)
+    prod = np.empty(RUN // LOG_GROUP)
+    logs = above = f_err = 0.0
     for start in range(0, n, RUN):
-        run_err = run_hi = run_lo = 0.0
-        for i in range(start, min(start + RUN, n)):
-            s = D[0, i] * x[0]
-            d[0] = D[0, i]
-            for j in range(1, m0):
-                d[j] = D[j, i]
-                s += d[j] * x[j]
-            if has_value:
-                d[m0] = h[i] - value
-                s += d[m0] * x[m0]
-            if not s > -1.0:
-                return False
-            a = s + 1.0
-            t = a - 1.0
-            err = (s - t) + (1.0 - (a - t))  # exactly s - (a - 1): Knuth's two-sum
-            q = scale / a
-            ci = c[i] if has_c else 1.0
-            cq = ci * q
-            if has_c:
-                la = ci * math.log(a)
-                run_hi += max(la, 0.0)
-                run_lo += min(la, 0.0)
-            elif _LO <= a <= _HI:
-                p_hi *= max(a, 1.0)
-                p_lo *= min(a, 1.0)
-                k += 1
-                if k == LOG_GROUP:
-                    run_hi += math.log(p_hi)
-                    run_lo += math.log(p_lo)
-                    p_hi = p_lo = 1.0
-                    k = 0
-            else:
-                la = math.log(a)
-                run_hi += max(la, 0.0)
-                run_lo += min(la, 0.0)
-            run_err += err * cq
-            acc[2] += cq
-            for j in range(m):
-                r[j] = d[j] * q
-                cr[j] = ci * r[j]
-                acc[3 + j] += cr[j]
-            for a_ in range(m):
-                for b in range(a_, m):
-                    acc[hh + a_ * m + b] += cr[a_] * r[b]
-            if extra:
-                hi = h[i]
-                acc[ex] += hi * cq
-                if full:
-                    hq = hi * q
-                    chq = ci * hq
-                    acc[ex + 1] += chq * hq
-                    acc[ex + 2] += chq * q
-                    for j in range(m):
-                        acc[ex + 3 + j] += chq * r[j]
-            acc[tail] += cq * q
-            for j in range(m):
-                acc[tail + 1 + j] += cq * r[j]
-        f_err += run_err
-        l_hi += run_hi
-        l_lo += run_lo
-        for j in range(out.size):
-            out[j] += acc[j]
-            acc[j] = 0.0
-    l_hi += math.log(p_hi)
-    l_lo += math.log(p_lo)
-    for a_ in range(m):
-        for b in range(a_, m):
-            out[hh + b * m + a_] = out[hh + a_ * m + b] = out[hh + a_ * m + b] / scale
+        size = min(RUN, n - start)
+        _features(D, h, value, has_value, start, size, d)
+        _combine(d, x, m, size, s)
+        inside = 0
+        for i in range(size):
+            si = s[i]
+            inside += si > -1.0
+            ai = si + 1.0
+            back = ai - 1.0
+            err[i] = (si - back) + (1.0 - (ai - back))  # exactly s - (a - 1): Knuth's two-sum
+            a[i] = ai
+            q[i] = scale / ai
+        if inside < size:
+            return False
+        _weights(c, has_c, start, size, cw)
+        run_logs, run_above = _log_sums(a, size, has_c, cw, prod, True)
+        logs += run_logs
+        above += run_above
+        for i in range(size):
+            cq[i] = cw[i] * q[i]
+        for j in range(m):
+            for i in range(size):
+                r[j, i] = d[j, i] * q[i]
+                cr[j, i] = cw[i] * r[j, i]
+        f_err += _dot(err, cq, size)
+        out[2] += _dot(q, cw, size)
+        for j in range(m):
+            out[3 + j] += _dot(r[j], cw, size)
+            for b in range(j, m):
+                out[hh + j * m + b] += _dot(cr[j], r[b], size)
+        if extra:
+            for i in range(size):
+                hb[i] = h[start + i]
+            out[ex] += _dot(hb, cq, size)
+            if full:
+                for i in range(size):
+                    hq[i] = hb[i] * q[i]
+                    chq[i] = cw[i] * hq[i]
+                out[ex + 1] += _dot(chq, hq, size)
+                out[ex + 2] += _dot(chq, q, size)
+                for j in range(m):
+                    out[ex + 3 + j] += _dot(chq, r[j], size)
+        out[tail] += _dot(cq, q, size)
+        for j in range(m):
+            out[tail + 1 + j] += _dot(cq, r[j], size)
+    for j in range(m):
+        for b in range(j, m):
+            out[hh + b * m + j] = out[hh + j * m + b] = out[hh + j * m + b] / scale
     if full:  # (sum c q^2 and sum c q^2 d: the tail's)
         out[ex + 3 + m] = out[tail]
         for j in range(m):
@@ -148,8 +211,8 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
             out[ex + j] /= scale
     for j in range(tail, out.size):
         out[j] /= scale
-    out[0] = (l_hi + l_lo) + f_err / scale
-    out[1] = l_hi - l_lo
+    out[0] = logs + f_err / scale
+    out[1] = 2.0 * above - logs  # sum |log a| = 2 sum log max(a, 1) - sum log a
     return True
 
 
@@ -162,44 +225,47 @@ def _origin(D, h, value, has_value, c, has_c, F, scale, extra, out):
     pw = hh + m * m  # the powers'
     st = pw + (8 if extra & 2 else 0)  # the stats'
     nf = F.shape[0]
-    acc = np.zeros(out.size)
-    d = np.empty(m)
+    d = np.empty((m, RUN))
+    cd = np.empty((m, RUN))
+    t = np.empty((4, RUN))
+    cw, p, cp2, rest = t[0], t[1], t[2], t[3]
     for start in range(0, n, RUN):
-        for i in range(start, min(start + RUN, n)):
-            ci = c[i] if has_c else 1.0
-            for j in range(m0):
-                d[j] = D[j, i]
-            if has_value:
-                d[m0] = h[i] - value
-            acc[2] += ci
-            for a_ in range(m):
-                cd = ci * d[a_]
-                acc[3 + a_] += cd
-                for b in range(a_, m):
-                    acc[hh + a_ * m + b] += cd * d[b]
-            if extra & 2:
-                d1 = d[0]
-                cd2 = ci * d1 * d1
-                p = d1
-                for j in range(8):  # sum c d^(3 + j)
-                    acc[pw + j] += cd2 * p
-                    p *= d1
-            if extra & 1:
-                for j in range(nf):
-                    acc[st + j] += ci * F[j, i]
-                acc[st + nf] += ci * h[i]
-                acc[st + nf + 2] += ci * (F[0, i] - h[i])
-        for j in range(out.size):
-            out[j] += acc[j]
-            acc[j] = 0.0
-    for a_ in range(m):
-        for b in range(a_, m):
-            out[hh + b * m + a_] = out[hh + a_ * m + b]
+        size = min(RUN, n - start)
+        _features(D, h, value, has_value, start, size, d)
+        _weights(c, has_c, start, size, cw)
+        out[2] += _total(cw, size)
+        for j in range(m):
+            for i in range(size):
+                cd[j, i] = cw[i] * d[j, i]
+            out[3 + j] += _dot(d[j], cw, size)
+            for b in range(j, m):
+                out[hh + j * m + b] += _dot(cd[j], d[b], size)
+        if extra & 2:  # sum c d^k for k = 3 .. 10, as (c d^2) . d^(k - 2)
+            for i in range(size):
+                cp2[i] = cd[0, i] * d[0, i]
+                p[i] = d[0, i]
+            for k in range(8):
+                out[pw + k] += _dot(cp2, p, size)
+                for i in range(size):
+                    p[i] *= d[0, i]
+        if extra & 1:
+            for j in range(nf):
+                for i in range(size):
+                    rest[i] = F[j, start + i]
+                out[st + j] += _dot(rest, cw, size)
+            for i in range(size):
+                rest[i] = h[start + i]
+            out[st + nf] += _dot(rest, cw, size)
+            for i in range(size):
+                rest[i] = F[0, start + i] - h[start + i]
+            out[st + nf + 2] += _dot(rest, cw, size)
+    for j in range(m):
+        for b in range(j, m):
+            out[hh + b * m + j] = out[hh + j * m + b]
     for j in range(2, st):
         out[j] *= scale
     if extra & 1:
         out[st + nf + 1] = out[st + nf]  # sum c |h| = sum c h (a policy's value: h >= 0)
-    return True
 
 
 def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
@@ -208,7 +274,6 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
     c, has_c = _counts(blk.c)
     has_value = value is not None
     m = blk.Dt.shape[0] + has_value
-    x = np.asarray(x, dtype=float)
     v = 0.0 if value is None else float(value)
     if origin:
         size = 3 + m + m * m + (8 if extra & 2 else 0) + (blk.Ft.shape[0] + 3 if extra & 1 else 0)
@@ -217,7 +282,9 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
         return out
     size = 3 + m + m * m + (0 if not extra else (1 if extra == 1 else 4 + 2 * m)) + 1 + m
     out = np.zeros(size)
-    return out if _likelihood(blk.Dt, blk.h, v, has_value, c, has_c, x, scale, extra, out) else None
+    ok = _likelihood(blk.Dt, blk.h, v, has_value, c, has_c, np.asarray(x, dtype=float), scale,
+                     extra, out)
+    return out if ok else None
 
 
 @njit(**_JIT)
@@ -227,76 +294,60 @@ def _bound(F, h, c, has_c, y, out):
     nf, n = F.shape
     m = nf + 1
     mean, sc, hr = 3, 3 + m, 3 + m + m * m
-    buf = np.empty((m, RUN))
-    cbuf = np.empty(RUN)
+    r = np.empty((m, RUN))  # (1, F) / a, then centred
+    cr = np.empty((m, RUN))
+    t = np.empty((4, RUN))
+    a, cw, chi, hb = t[0], t[1], t[2], t[3]
+    prod = np.empty(RUN // LOG_GROUP)
     run_mean = np.empty(m)
-    run_hr = np.empty(m)
-    logs = 0.0
-    p = 1.0  # (the product of up to LOG_GROUP terms)
-    k = 0
-    h_sum = 0.0
-    total = 0.0
+    logs = h_sum = total = 0.0
     for start in range(0, n, RUN):
-        stop = min(start + RUN, n)
-        run_h = run_logs = 0.0
-        run_total = 0.0
+        size = min(RUN, n - start)
+        for i in range(size):
+            a[i] = F[0, start + i] * y[1]
+        for j in range(1, nf):
+            for i in range(size):
+                a[i] += F[j, start + i] * y[1 + j]
+        inside = 0
+        for i in range(size):
+            ai = a[i] + h[start + i]
+            ai += y[0]
+            inside += ai > 0.0
+            a[i] = ai
+            r[0, i] = 1.0 / ai
+        if inside < size:
+            return False
+        _weights(c, has_c, start, size, cw)
+        logs += _log_sums(a, size, has_c, cw, prod, False)[0]
+        for i in range(size):
+            hb[i] = cw[i] * h[start + i]  # c h
+        h_sum += _dot(hb, r[0], size)
+        for i in range(size):
+            chi[i] = hb[i] * r[0, i]  # c h / a
+        for j in range(nf):
+            for i in range(size):
+                r[1 + j, i] = F[j, start + i] * r[0, i]
+        run_total = _total(cw, size)
         for j in range(m):
-            run_mean[j] = run_hr[j] = 0.0
-        for i in range(start, stop):
-            s = F[0, i] * y[1]
-            for j in range(1, nf):
-                s += F[j, i] * y[1 + j]
-            a = s + h[i]
-            a += y[0]
-            if not a > 0.0:
-                return False
-            ci = c[i] if has_c else 1.0
-            if has_c:
-                run_logs += ci * math.log(a)
-            elif _LO <= a <= _HI:
-                p *= a
-                k += 1
-                if k == LOG_GROUP:
-                    run_logs += math.log(p)
-                    p = 1.0
-                    k = 0
-            else:
-                run_logs += math.log(a)
-            inv = 1.0 / a
-            chi = ci * h[i] * inv
-            run_h += chi
-            col = i - start
-            cbuf[col] = ci
-            buf[0, col] = inv
-            for j in range(nf):
-                buf[1 + j, col] = F[j, i] * inv
-            for j in range(m):
-                run_hr[j] += chi * buf[j, col]
-                run_mean[j] += ci * buf[j, col]
-            run_total += ci
-        h_sum += run_h
-        logs += run_logs
-        for j in range(m):
-            out[hr + j] += run_hr[j]
-            run_mean[j] /= run_total
-        # The run's scatter about its own mean, then Chan et al.'s merge into the block's.
+            out[hr + j] += _dot(chi, r[j], size)
+            run_mean[j] = _dot(r[j], cw, size) / run_total
+            for i in range(size):
+                r[j, i] -= run_mean[j]
+                cr[j, i] = cw[i] * r[j, i]
+        # The run's scatter about its own mean, merged into the block's (Chan et al.).
         new_total = total + run_total
         share = run_total / new_total
         weight = total * share
-        for a_ in range(m):
-            for b in range(a_, m):
-                s = 0.0
-                for col in range(stop - start):
-                    s += cbuf[col] * (buf[a_, col] - run_mean[a_]) * (buf[b, col] - run_mean[b])
-                out[sc + a_ * m + b] += s + (run_mean[a_] - out[mean + a_]) * (
-                    run_mean[b] - out[mean + b]) * weight
+        for j in range(m):
+            for b in range(j, m):
+                out[sc + j * m + b] += _dot(cr[j], r[b], size) + (
+                    run_mean[j] - out[mean + j]) * (run_mean[b] - out[mean + b]) * weight
         for j in range(m):
             out[mean + j] += (run_mean[j] - out[mean + j]) * share
         total = new_total
-    logs += math.log(p)
-    for a_ in range(m):
-        for b in range(a_ + 1, m):
-            out[sc + b * m + a_] = out[sc + a_ * m + b]
+    for j in range(m):
+        for b in range(j + 1, m):
+            out[sc + b * m + j] = out[sc + j * m + b]
     out[0], out[1], out[2] = logs, h_sum, total
     return True
 
@@ -318,27 +369,31 @@ def _quadratic(D, h, c, has_c, x, out):
     m0, n = D.shape
     m = m0 + 2
     sums = m * m
-    acc = np.zeros(out.size)
-    yv = np.empty(m)
+    d = np.empty((m0, RUN))
+    yv = np.empty((m, RUN))  # (h, 1, D) / (1 + D x)
+    cy = np.empty((m, RUN))
+    cw = np.empty(RUN)
     for start in range(0, n, RUN):
-        for i in range(start, min(start + RUN, n)):
-            inv = 1.0 / (_combine(D, x, i, m0) + 1.0)
-            ci = c[i] if has_c else 1.0
-            yv[0] = h[i] * inv
-            yv[1] = inv
-            for j in range(m0):
-                yv[2 + j] = D[j, i] * inv
-            for a_ in range(m):
-                cy = ci * yv[a_]
-                acc[sums + a_] += cy
-                for b in range(a_, m):
-                    acc[a_ * m + b] += cy * yv[b]
-        for j in range(out.size):
-            out[j] += acc[j]
-            acc[j] = 0.0
-    for a_ in range(m):
-        for b in range(a_ + 1, m):
-            out[b * m + a_] = out[a_ * m + b]
+        size = min(RUN, n - start)
+        _features(D, h, 0.0, False, start, size, d)
+        _combine(d, x, m0, size, yv[1])
+        for i in range(size):
+            inv = 1.0 / (yv[1, i] + 1.0)
+            yv[1, i] = inv
+            yv[0, i] = h[start + i] * inv
+        for j in range(m0):
+            for i in range(size):
+                yv[2 + j, i] = d[j, i] * yv[1, i]
+        _weights(c, has_c, start, size, cw)
+        for j in range(m):
+            for i in range(size):
+                cy[j, i] = cw[i] * yv[j, i]
+            out[sums + j] += _dot(yv[j], cw, size)
+            for b in range(j, m):
+                out[j * m + b] += _dot(cy[j], yv[b], size)
+    for j in range(m):
+        for b in range(j + 1, m):
+            out[b * m + j] = out[j * m + b]
 
 
 def quadratic_block(blk, sc, x):
@@ -354,7 +409,9 @@ def quadratic_block(blk, sc, x):
 def _q(D, h, value, has_value, x, scale, out):
     m0, n = D.shape
     for i in range(n):
-        s = _combine(D, x, i, m0)
+        s = D[0, i] * x[0]
+        for j in range(1, m0):
+            s += D[j, i] * x[j]
         if has_value:
             s += (h[i] - value) * x[m0]
         out[i] = scale / (s + 1.0)
