@@ -15,7 +15,7 @@ is not). This module alone reads it.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 
 from ..errors import InvalidInputError, _require
@@ -25,7 +25,7 @@ ENV = "ELCVX_KERNELS"
 #: Its valid values.
 CHOICES = ("auto", "numpy", "numba")
 
-_CHOSEN: dict = {}  # (the environment's value -> the kernels it gives: read at every pass)
+_CHOSEN: dict = {}  # (the environment's value -> the kernels it gives; read at every pass)
 
 
 def kernels() -> str:
@@ -49,6 +49,10 @@ def _choose(value) -> str:
     if choice == "numba":
         _require("numba", "numba", f"{ENV}=numba")
         return "numba"
-    if choice == "auto" and importlib.util.find_spec("numba") is not None:
-        return "numba"
+    if choice == "auto":
+        try:
+            importlib.import_module("numba")  # (the twins import it in any case)
+            return "numba"
+        except ImportError:
+            pass
     return "numpy"
