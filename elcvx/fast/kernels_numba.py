@@ -43,6 +43,12 @@ _NO_COUNTS = np.ones(0)
 _JIT = dict(nogil=True, fastmath=False, cache=True, error_model="numpy")
 
 
+def _rows(X):
+    """A block's features as a tuple of its rows, each contiguous (a row of a 2-d slice has a
+    stride the compiled loops would not know: they would not be vectorised)."""
+    return tuple(X)
+
+
 def _counts(c):
     """``(c, has_c)`` as the compiled functions take them (one type whatever the block)."""
     return (_NO_COUNTS, False) if c is None else (np.asarray(c, dtype=float), True)
@@ -53,8 +59,9 @@ def _weights(c, has_c, start, size, cw):
     """The run's counts into ``cw`` (ones without counts): each sum ``sum c x`` is then a dot
     product ``x . cw``."""
     if has_c:
+        run_c = c[start:start + size]
         for i in range(size):
-            cw[i] = c[start + i]
+            cw[i] = run_c[i]
     else:
         for i in range(size):
             cw[i] = 1.0
@@ -102,13 +109,15 @@ def _log_sums(a, size, has_c, cw, prod, split):
 @njit(**_JIT)
 def _features(D, h, value, has_value, start, size, d):
     """A run's features into ``d``: the rows of ``D`` and, with ``has_value``, ``h - value``."""
-    m0 = D.shape[0]
+    m0 = len(D)
     for j in range(m0):
+        dj, run = d[j], D[j][start:start + size]
         for i in range(size):
-            d[j, i] = D[j, start + i]
+            dj[i] = run[i]
     if has_value:
+        dv, run = d[m0], h[start:start + size]
         for i in range(size):
-            d[m0, i] = h[start + i] - value
+            dv[i] = run[i] - value
 
 
 @njit(**_JIT)
@@ -128,19 +137,17 @@ def _dot(x, y, size):
 
 
 @njit(**_JIT)
-def _total(cw, size):
-    """The sum of the run's counts."""
-    total = 0.0
-    for i in range(size):
-        total += cw[i]
-    return total
+def _total(cw, size, has_c):
+    """The sum of the run's counts (a dot product: a sum in one sequence waits for each
+    addition)."""
+    return np.dot(cw[:size], np.ones(size)) if has_c else float(size)
 
 
 @njit(**_JIT)
 def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
     """:func:`elcvx.fast.kernels.loglik_block`'s sums away from the origin into ``out``
     (zeros, of its length); False outside the domain (some ``1 + d x <= 0``, or NaN)."""
-    m0, n = D.shape
+    m0, n = len(D), D[0].size
     m = m0 + (1 if has_value else 0)
     full = extra > 1
     hh = 3 + m  # the Hessian's
@@ -148,37 +155,47 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
     tail = ex + (0 if extra == 0 else (1 if not full else 4 + 2 * m))
     d = np.empty((m, RUN))
     r = np.empty((m, RUN))  # d q
-    cr = np.empty((m, RUN))  # c d q
+    cr = np.empty((m, RUN)) if has_c else r  # c d q
     t = np.empty((8, RUN))
-    s, a, q, err, cq, cw, hb, hq = t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]
-    chq = t[0]  # (s is not needed by then)
+    s, a, q, err, cq, cw, hq, chq = t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]
+    if not has_c:
+        cq, chq = q, hq
+        cw[:] = 1.0
     prod = np.empty(RUN // LOG_GROUP)
     logs = above = f_err = 0.0
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
+        hrun = h[start:start + size]
         _features(D, h, value, has_value, start, size, d)
         _combine(d, x, m, size, s)
+        # (Loops of one to three arrays each, as in _bound.)
         inside = 0
         for i in range(size):
-            si = s[i]
-            inside += si > -1.0
-            ai = si + 1.0
-            back = ai - 1.0
-            err[i] = (si - back) + (1.0 - (ai - back))  # exactly s - (a - 1): Knuth's two-sum
-            a[i] = ai
-            q[i] = scale / ai
+            inside += s[i] > -1.0
+            a[i] = s[i] + 1.0
         if inside < size:
             return False
-        _weights(c, has_c, start, size, cw)
+        for i in range(size):
+            back = a[i] - 1.0
+            err[i] = (s[i] - back) + (1.0 - (a[i] - back))  # exactly s - (a - 1): Knuth's two-sum
+        for i in range(size):
+            q[i] = scale / a[i]
+        if has_c:
+            _weights(c, has_c, start, size, cw)
         run_logs, run_above = _log_sums(a, size, has_c, cw, prod, True)
         logs += run_logs
         above += run_above
-        for i in range(size):
-            cq[i] = cw[i] * q[i]
         for j in range(m):
+            rj, dj = r[j], d[j]
             for i in range(size):
-                r[j, i] = d[j, i] * q[i]
-                cr[j, i] = cw[i] * r[j, i]
+                rj[i] = dj[i] * q[i]
+        if has_c:
+            for i in range(size):
+                cq[i] = cw[i] * q[i]
+            for j in range(m):
+                rj, crj = r[j], cr[j]
+                for i in range(size):
+                    crj[i] = cw[i] * rj[i]
         f_err += _dot(err, cq, size)
         out[2] += _dot(q, cw, size)
         for j in range(m):
@@ -187,12 +204,12 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
                 out[hh + j * m + b] += _dot(cr[j], r[b], size)
         if extra:
             for i in range(size):
-                hb[i] = h[start + i]
-            out[ex] += _dot(hb, cq, size)
+                hq[i] = hrun[i] * q[i]
+            out[ex] += _dot(hq, cw, size)
             if full:
-                for i in range(size):
-                    hq[i] = hb[i] * q[i]
-                    chq[i] = cw[i] * hq[i]
+                if has_c:
+                    for i in range(size):
+                        chq[i] = cw[i] * hq[i]
                 out[ex + 1] += _dot(chq, hq, size)
                 out[ex + 2] += _dot(chq, q, size)
                 for j in range(m):
@@ -219,21 +236,22 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
 @njit(**_JIT)
 def _origin(D, h, value, has_value, c, has_c, F, scale, extra, out):
     """:func:`elcvx.fast.kernels.loglik_block`'s sums at the origin into ``out`` (zeros)."""
-    m0, n = D.shape
+    m0, n = len(D), D[0].size
     m = m0 + (1 if has_value else 0)
     hh = 3 + m
     pw = hh + m * m  # the powers'
     st = pw + (8 if extra & 2 else 0)  # the stats'
-    nf = F.shape[0]
+    nf = len(F)
     d = np.empty((m, RUN))
     cd = np.empty((m, RUN))
     t = np.empty((4, RUN))
     cw, p, cp2, rest = t[0], t[1], t[2], t[3]
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
+        hrun = h[start:start + size]
         _features(D, h, value, has_value, start, size, d)
         _weights(c, has_c, start, size, cw)
-        out[2] += _total(cw, size)
+        out[2] += _total(cw, size, has_c)
         for j in range(m):
             for i in range(size):
                 cd[j, i] = cw[i] * d[j, i]
@@ -250,14 +268,16 @@ def _origin(D, h, value, has_value, c, has_c, F, scale, extra, out):
                     p[i] *= d[0, i]
         if extra & 1:
             for j in range(nf):
+                fj = F[j][start:start + size]
                 for i in range(size):
-                    rest[i] = F[j, start + i]
+                    rest[i] = fj[i]
                 out[st + j] += _dot(rest, cw, size)
             for i in range(size):
-                rest[i] = h[start + i]
+                rest[i] = hrun[i]
             out[st + nf] += _dot(rest, cw, size)
+            w = F[0][start:start + size]
             for i in range(size):
-                rest[i] = F[0, start + i] - h[start + i]
+                rest[i] = w[i] - hrun[i]
             out[st + nf + 2] += _dot(rest, cw, size)
     for j in range(m):
         for b in range(j, m):
@@ -278,11 +298,11 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
     if origin:
         size = 3 + m + m * m + (8 if extra & 2 else 0) + (blk.Ft.shape[0] + 3 if extra & 1 else 0)
         out = np.zeros(size)
-        _origin(blk.Dt, blk.h, v, has_value, c, has_c, blk.Ft, scale, extra, out)
+        _origin(_rows(blk.Dt), blk.h, v, has_value, c, has_c, _rows(blk.Ft), scale, extra, out)
         return out
     size = 3 + m + m * m + (0 if not extra else (1 if extra == 1 else 4 + 2 * m)) + 1 + m
     out = np.zeros(size)
-    ok = _likelihood(blk.Dt, blk.h, v, has_value, c, has_c, np.asarray(x, dtype=float), scale,
+    ok = _likelihood(_rows(blk.Dt), blk.h, v, has_value, c, has_c, np.asarray(x, dtype=float), scale,
                      extra, out)
     return out if ok else None
 
@@ -291,49 +311,64 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
 def _bound(F, h, c, has_c, y, out):
     """:func:`elcvx.fast.kernels.bound_block`'s sums into ``out`` (zeros); False outside the
     domain (some ``a <= 0``, or NaN)."""
-    nf, n = F.shape
+    nf, n = len(F), F[0].size
     m = nf + 1
     mean, sc, hr = 3, 3 + m, 3 + m + m * m
     r = np.empty((m, RUN))  # (1, F) / a, then centred
-    cr = np.empty((m, RUN))
+    cr = np.empty((m, RUN)) if has_c else r  # c r
     t = np.empty((4, RUN))
-    a, cw, chi, hb = t[0], t[1], t[2], t[3]
+    a, cw, hi, chi = t[0], t[1], t[2], t[3]  # hi: h / a; chi: c h / a
+    if not has_c:
+        chi = hi
+        cw[:] = 1.0
     prod = np.empty(RUN // LOG_GROUP)
     run_mean = np.empty(m)
     logs = h_sum = total = 0.0
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
+        hrun = h[start:start + size]
+        w = F[0][start:start + size]
         for i in range(size):
-            a[i] = F[0, start + i] * y[1]
+            a[i] = w[i] * y[1]
         for j in range(1, nf):
+            fj = F[j][start:start + size]
             for i in range(size):
-                a[i] += F[j, start + i] * y[1 + j]
+                a[i] += fj[i] * y[1 + j]
+        # (Loops of one or two arrays each: with more, the compiler's checks that they do not
+        # overlap outgrow its limit and the loop is not vectorised.)
         inside = 0
         for i in range(size):
-            ai = a[i] + h[start + i]
+            ai = a[i] + hrun[i]
             ai += y[0]
             inside += ai > 0.0
             a[i] = ai
-            r[0, i] = 1.0 / ai
         if inside < size:
             return False
-        _weights(c, has_c, start, size, cw)
-        logs += _log_sums(a, size, has_c, cw, prod, False)[0]
+        inv = r[0]
         for i in range(size):
-            hb[i] = cw[i] * h[start + i]  # c h
-        h_sum += _dot(hb, r[0], size)
-        for i in range(size):
-            chi[i] = hb[i] * r[0, i]  # c h / a
+            inv[i] = 1.0 / a[i]
         for j in range(nf):
+            rj, fj = r[1 + j], F[j][start:start + size]
             for i in range(size):
-                r[1 + j, i] = F[j, start + i] * r[0, i]
-        run_total = _total(cw, size)
+                rj[i] = fj[i] * inv[i]
+        for i in range(size):
+            hi[i] = hrun[i] * inv[i]
+        if has_c:
+            _weights(c, has_c, start, size, cw)
+            for i in range(size):
+                chi[i] = cw[i] * hi[i]
+        logs += _log_sums(a, size, has_c, cw, prod, False)[0]
+        h_sum += _dot(hi, cw, size)
+        run_total = _total(cw, size, has_c)
         for j in range(m):
             out[hr + j] += _dot(chi, r[j], size)
             run_mean[j] = _dot(r[j], cw, size) / run_total
+            mj = run_mean[j]
             for i in range(size):
-                r[j, i] -= run_mean[j]
-                cr[j, i] = cw[i] * r[j, i]
+                r[j, i] -= mj
+            if has_c:
+                for i in range(size):
+                    cr[j, i] = cw[i] * r[j, i]
         # The run's scatter about its own mean, merged into the block's (Chan et al.).
         new_total = total + run_total
         share = run_total / new_total
@@ -358,7 +393,7 @@ def bound_block(blk, sc, y, span=None):
     c, has_c = _counts(blk.c)
     m = blk.Ft.shape[0] + 1
     out = np.zeros(3 + 2 * m + m * m)
-    if not _bound(blk.Ft, blk.h, c, has_c, np.asarray(y, dtype=float), out):
+    if not _bound(_rows(blk.Ft), blk.h, c, has_c, np.asarray(y, dtype=float), out):
         return None
     return out.tolist()
 
@@ -366,7 +401,7 @@ def bound_block(blk, sc, y, span=None):
 @njit(**_JIT)
 def _quadratic(D, h, c, has_c, x, out):
     """:func:`elcvx.fast.kernels.quadratic_block`'s sums into ``out`` (zeros)."""
-    m0, n = D.shape
+    m0, n = len(D), D[0].size
     m = m0 + 2
     sums = m * m
     d = np.empty((m0, RUN))
@@ -375,12 +410,13 @@ def _quadratic(D, h, c, has_c, x, out):
     cw = np.empty(RUN)
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
+        hrun = h[start:start + size]
         _features(D, h, 0.0, False, start, size, d)
         _combine(d, x, m0, size, yv[1])
         for i in range(size):
             inv = 1.0 / (yv[1, i] + 1.0)
             yv[1, i] = inv
-            yv[0, i] = h[start + i] * inv
+            yv[0, i] = hrun[i] * inv
         for j in range(m0):
             for i in range(size):
                 yv[2 + j, i] = d[j, i] * yv[1, i]
@@ -401,17 +437,17 @@ def quadratic_block(blk, sc, x):
     c, has_c = _counts(blk.c)
     m = blk.Dt.shape[0] + 2
     out = np.zeros(m * m + m)
-    _quadratic(blk.Dt, blk.h, c, has_c, np.asarray(x, dtype=float), out)
+    _quadratic(_rows(blk.Dt), blk.h, c, has_c, np.asarray(x, dtype=float), out)
     return out
 
 
 @njit(**_JIT)
 def _q(D, h, value, has_value, x, scale, out):
-    m0, n = D.shape
+    m0, n = len(D), D[0].size
     for i in range(n):
-        s = D[0, i] * x[0]
+        s = D[0][i] * x[0]
         for j in range(1, m0):
-            s += D[j, i] * x[j]
+            s += D[j][i] * x[j]
         if has_value:
             s += (h[i] - value) * x[m0]
         out[i] = scale / (s + 1.0)
@@ -419,18 +455,18 @@ def _q(D, h, value, has_value, x, scale, out):
 
 def q_block(blk, sc, x, value, scale, out):
     """The twin of :func:`elcvx.fast.kernels.q_block` (the same operations: the same bits)."""
-    _q(blk.Dt, blk.h, 0.0 if value is None else float(value), value is not None,
+    _q(_rows(blk.Dt), blk.h, 0.0 if value is None else float(value), value is not None,
        np.asarray(x, dtype=float), scale, out)
     return 0.0
 
 
 @njit(**_JIT)
 def _bound_q(F, h, y, kappa, out):
-    nf, n = F.shape
+    nf, n = len(F), F[0].size
     for i in range(n):
-        s = F[0, i] * y[1]
+        s = F[0][i] * y[1]
         for j in range(1, nf):
-            s += F[j, i] * y[1 + j]
+            s += F[j][i] * y[1 + j]
         a = s + h[i]
         a += y[0]
         out[i] = (1.0 / a) * kappa
@@ -439,5 +475,5 @@ def _bound_q(F, h, y, kappa, out):
 def bound_q_block(blk, sc, y, kappa, out):
     """The twin of :func:`elcvx.fast.kernels.bound_q_block` (the same operations: the same
     bits)."""
-    _bound_q(blk.Ft, blk.h, np.asarray(y, dtype=float), kappa, out)
+    _bound_q(_rows(blk.Ft), blk.h, np.asarray(y, dtype=float), kappa, out)
     return 0.0
