@@ -39,14 +39,20 @@ from ..engines.blocks import LOG_GROUP, LOG_RANGE
 RUN = 1024
 
 _LO, _HI = 2.0 ** -LOG_RANGE, 2.0 ** LOG_RANGE
-_NO_COUNTS = np.ones(0)
+_EMPTY = _NO_COUNTS = np.ones(0)
 _JIT = dict(nogil=True, fastmath=False, cache=True, error_model="numpy")
 
 
-def _rows(X):
-    """A block's features as a tuple of its rows, each contiguous (a row of a 2-d slice has a
-    stride the compiled loops would not know: they would not be vectorised)."""
-    return tuple(X)
+def _columns(blk):
+    """A block's columns as the compiled functions take them: ``F``'s rows (a tuple of
+    contiguous rows: a row of a 2-d slice has a stride the compiled loops would not know, and
+    they would not be vectorised), the targets ``b``, and the value functional's source: ``(h,
+    empty, 0)`` for a given ``h``, ``(empty, u, 1)`` for a policy's ``w u``, ``(empty, u, 2)``
+    for ``w (1 - u)``."""
+    F = tuple(blk.Ft)
+    if blk.given_h is not None:
+        return F, blk.b, blk.given_h, _EMPTY, 0
+    return F, blk.b, _EMPTY, blk.u, 2 if blk.upper else 1
 
 
 def _counts(c):
@@ -107,17 +113,39 @@ def _log_sums(a, size, has_c, cw, prod, split):
 
 
 @njit(**_JIT)
-def _features(D, h, value, has_value, start, size, d):
-    """A run's features into ``d``: the rows of ``D`` and, with ``has_value``, ``h - value``."""
-    m0 = len(D)
-    for j in range(m0):
-        dj, run = d[j], D[j][start:start + size]
+def _h_run(F, given_h, u, mode, start, size, hb):
+    """A run's value functional into ``hb``: ``given_h`` (``mode`` 0), or a policy's ``w u``
+    (1) or ``w - w u`` (2: the upper side), as :class:`elcvx.engines.blocks.Block` builds it."""
+    if mode == 0:
+        run = given_h[start:start + size]
         for i in range(size):
-            dj[i] = run[i]
+            hb[i] = run[i]
+        return
+    w, ur = F[0][start:start + size], u[start:start + size]
+    for i in range(size):
+        hb[i] = w[i] * ur[i]
+    if mode == 2:
+        for i in range(size):
+            hb[i] = w[i] - hb[i]
+
+
+@njit(**_JIT)
+def _features(F, b, hb, value, has_value, start, size, d):
+    """A run's features into ``d``: ``w - 1``, ``g - b`` (``F``'s rows ``w, g``) and, with
+    ``has_value``, ``h - value`` (``hb``: the run's ``h``), as the numpy kernels' blocks have
+    them."""
+    m0 = len(F)
+    w, d0 = F[0][start:start + size], d[0]
+    for i in range(size):
+        d0[i] = w[i] - 1.0
+    for j in range(1, m0):
+        dj, g, bj = d[j], F[j][start:start + size], b[j - 1]
+        for i in range(size):
+            dj[i] = g[i] - bj
     if has_value:
-        dv, run = d[m0], h[start:start + size]
+        dv = d[m0]
         for i in range(size):
-            dv[i] = run[i] - value
+            dv[i] = hb[i] - value
 
 
 @njit(**_JIT)
@@ -144,10 +172,10 @@ def _total(cw, size, has_c):
 
 
 @njit(**_JIT)
-def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
+def _likelihood(F, targets, given_h, u, mode, value, has_value, c, has_c, x, scale, extra, out):
     """:func:`elcvx.fast.kernels.loglik_block`'s sums away from the origin into ``out``
     (zeros, of its length); False outside the domain (some ``1 + d x <= 0``, or NaN)."""
-    m0, n = len(D), D[0].size
+    m0, n = len(F), F[0].size
     m = m0 + (1 if has_value else 0)
     full = extra > 1
     hh = 3 + m  # the Hessian's
@@ -156,8 +184,8 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
     d = np.empty((m, RUN))
     r = np.empty((m, RUN))  # d q
     cr = np.empty((m, RUN)) if has_c else r  # c d q
-    t = np.empty((8, RUN))
-    s, a, q, err, cq, cw, hq, chq = t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]
+    t = np.empty((9, RUN))
+    s, a, q, err, cq, cw, hq, chq, hb = t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]
     if not has_c:
         cq, chq = q, hq
         cw[:] = 1.0
@@ -165,8 +193,9 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
     logs = above = f_err = 0.0
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
-        hrun = h[start:start + size]
-        _features(D, h, value, has_value, start, size, d)
+        if has_value or extra:
+            _h_run(F, given_h, u, mode, start, size, hb)
+        _features(F, targets, hb, value, has_value, start, size, d)
         _combine(d, x, m, size, s)
         # (Loops of one to three arrays each, as in _bound.)
         inside = 0
@@ -204,7 +233,7 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
                 out[hh + j * m + b] += _dot(cr[j], r[b], size)
         if extra:
             for i in range(size):
-                hq[i] = hrun[i] * q[i]
+                hq[i] = hb[i] * q[i]
             out[ex] += _dot(hq, cw, size)
             if full:
                 if has_c:
@@ -234,9 +263,9 @@ def _likelihood(D, h, value, has_value, c, has_c, x, scale, extra, out):
 
 
 @njit(**_JIT)
-def _origin(D, h, value, has_value, c, has_c, F, scale, extra, out):
+def _origin(F, targets, given_h, u, mode, value, has_value, c, has_c, scale, extra, out):
     """:func:`elcvx.fast.kernels.loglik_block`'s sums at the origin into ``out`` (zeros)."""
-    m0, n = len(D), D[0].size
+    m0, n = len(F), F[0].size
     m = m0 + (1 if has_value else 0)
     hh = 3 + m
     pw = hh + m * m  # the powers'
@@ -244,12 +273,13 @@ def _origin(D, h, value, has_value, c, has_c, F, scale, extra, out):
     nf = len(F)
     d = np.empty((m, RUN))
     cd = np.empty((m, RUN))
-    t = np.empty((4, RUN))
-    cw, p, cp2, rest = t[0], t[1], t[2], t[3]
+    t = np.empty((5, RUN))
+    cw, p, cp2, rest, hb = t[0], t[1], t[2], t[3], t[4]
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
-        hrun = h[start:start + size]
-        _features(D, h, value, has_value, start, size, d)
+        if has_value or extra & 1:
+            _h_run(F, given_h, u, mode, start, size, hb)
+        _features(F, targets, hb, value, has_value, start, size, d)
         _weights(c, has_c, start, size, cw)
         out[2] += _total(cw, size, has_c)
         for j in range(m):
@@ -272,12 +302,10 @@ def _origin(D, h, value, has_value, c, has_c, F, scale, extra, out):
                 for i in range(size):
                     rest[i] = fj[i]
                 out[st + j] += _dot(rest, cw, size)
-            for i in range(size):
-                rest[i] = hrun[i]
-            out[st + nf] += _dot(rest, cw, size)
+            out[st + nf] += _dot(hb, cw, size)
             w = F[0][start:start + size]
             for i in range(size):
-                rest[i] = w[i] - hrun[i]
+                rest[i] = w[i] - hb[i]
             out[st + nf + 2] += _dot(rest, cw, size)
     for j in range(m):
         for b in range(j, m):
@@ -292,23 +320,23 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
     """The twin of :func:`elcvx.fast.kernels.loglik_block` (``span`` unused: every row is
     checked)."""
     c, has_c = _counts(blk.c)
+    cols = _columns(blk)
     has_value = value is not None
-    m = blk.Dt.shape[0] + has_value
+    m = len(cols[0]) + has_value
     v = 0.0 if value is None else float(value)
     if origin:
-        size = 3 + m + m * m + (8 if extra & 2 else 0) + (blk.Ft.shape[0] + 3 if extra & 1 else 0)
+        size = 3 + m + m * m + (8 if extra & 2 else 0) + (len(cols[0]) + 3 if extra & 1 else 0)
         out = np.zeros(size)
-        _origin(_rows(blk.Dt), blk.h, v, has_value, c, has_c, _rows(blk.Ft), scale, extra, out)
+        _origin(*cols, v, has_value, c, has_c, scale, extra, out)
         return out
     size = 3 + m + m * m + (0 if not extra else (1 if extra == 1 else 4 + 2 * m)) + 1 + m
     out = np.zeros(size)
-    ok = _likelihood(_rows(blk.Dt), blk.h, v, has_value, c, has_c, np.asarray(x, dtype=float), scale,
-                     extra, out)
+    ok = _likelihood(*cols, v, has_value, c, has_c, np.asarray(x, dtype=float), scale, extra, out)
     return out if ok else None
 
 
 @njit(**_JIT)
-def _bound(F, h, c, has_c, y, out):
+def _bound(F, given_h, u, mode, c, has_c, y, out):
     """:func:`elcvx.fast.kernels.bound_block`'s sums into ``out`` (zeros); False outside the
     domain (some ``a <= 0``, or NaN)."""
     nf, n = len(F), F[0].size
@@ -316,8 +344,8 @@ def _bound(F, h, c, has_c, y, out):
     mean, sc, hr = 3, 3 + m, 3 + m + m * m
     r = np.empty((m, RUN))  # (1, F) / a, then centred
     cr = np.empty((m, RUN)) if has_c else r  # c r
-    t = np.empty((4, RUN))
-    a, cw, hi, chi = t[0], t[1], t[2], t[3]  # hi: h / a; chi: c h / a
+    t = np.empty((5, RUN))
+    a, cw, hi, chi, hb = t[0], t[1], t[2], t[3], t[4]  # hi: h / a; chi: c h / a
     if not has_c:
         chi = hi
         cw[:] = 1.0
@@ -326,7 +354,7 @@ def _bound(F, h, c, has_c, y, out):
     logs = h_sum = total = 0.0
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
-        hrun = h[start:start + size]
+        _h_run(F, given_h, u, mode, start, size, hb)
         w = F[0][start:start + size]
         for i in range(size):
             a[i] = w[i] * y[1]
@@ -338,7 +366,7 @@ def _bound(F, h, c, has_c, y, out):
         # overlap outgrow its limit and the loop is not vectorised.)
         inside = 0
         for i in range(size):
-            ai = a[i] + hrun[i]
+            ai = a[i] + hb[i]
             ai += y[0]
             inside += ai > 0.0
             a[i] = ai
@@ -352,7 +380,7 @@ def _bound(F, h, c, has_c, y, out):
             for i in range(size):
                 rj[i] = fj[i] * inv[i]
         for i in range(size):
-            hi[i] = hrun[i] * inv[i]
+            hi[i] = hb[i] * inv[i]
         if has_c:
             _weights(c, has_c, start, size, cw)
             for i in range(size):
@@ -393,30 +421,32 @@ def bound_block(blk, sc, y, span=None):
     c, has_c = _counts(blk.c)
     m = blk.Ft.shape[0] + 1
     out = np.zeros(3 + 2 * m + m * m)
-    if not _bound(_rows(blk.Ft), blk.h, c, has_c, np.asarray(y, dtype=float), out):
+    F, _, given_h, u, mode = _columns(blk)
+    if not _bound(F, given_h, u, mode, c, has_c, np.asarray(y, dtype=float), out):
         return None
     return out.tolist()
 
 
 @njit(**_JIT)
-def _quadratic(D, h, c, has_c, x, out):
+def _quadratic(F, targets, given_h, u, mode, c, has_c, x, out):
     """:func:`elcvx.fast.kernels.quadratic_block`'s sums into ``out`` (zeros)."""
-    m0, n = len(D), D[0].size
+    m0, n = len(F), F[0].size
     m = m0 + 2
     sums = m * m
     d = np.empty((m0, RUN))
     yv = np.empty((m, RUN))  # (h, 1, D) / (1 + D x)
     cy = np.empty((m, RUN))
     cw = np.empty(RUN)
+    hb = np.empty(RUN)
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
-        hrun = h[start:start + size]
-        _features(D, h, 0.0, False, start, size, d)
+        _h_run(F, given_h, u, mode, start, size, hb)
+        _features(F, targets, hb, 0.0, False, start, size, d)
         _combine(d, x, m0, size, yv[1])
         for i in range(size):
             inv = 1.0 / (yv[1, i] + 1.0)
             yv[1, i] = inv
-            yv[0, i] = hrun[i] * inv
+            yv[0, i] = hb[i] * inv
         for j in range(m0):
             for i in range(size):
                 yv[2 + j, i] = d[j, i] * yv[1, i]
@@ -435,39 +465,48 @@ def _quadratic(D, h, c, has_c, x, out):
 def quadratic_block(blk, sc, x):
     """The twin of :func:`elcvx.fast.kernels.quadratic_block`."""
     c, has_c = _counts(blk.c)
-    m = blk.Dt.shape[0] + 2
+    m = blk.Ft.shape[0] + 2
     out = np.zeros(m * m + m)
-    _quadratic(_rows(blk.Dt), blk.h, c, has_c, np.asarray(x, dtype=float), out)
+    _quadratic(*_columns(blk), c, has_c, np.asarray(x, dtype=float), out)
     return out
 
 
 @njit(**_JIT)
-def _q(D, h, value, has_value, x, scale, out):
-    m0, n = len(D), D[0].size
+def _h_at(F, given_h, u, mode, i):
+    """Row ``i``'s value functional (:func:`_h_run`'s, one row)."""
+    if mode == 0:
+        return given_h[i]
+    h = F[0][i] * u[i]
+    return F[0][i] - h if mode == 2 else h
+
+
+@njit(**_JIT)
+def _q(F, b, given_h, u, mode, value, has_value, x, scale, out):
+    m0, n = len(F), F[0].size
     for i in range(n):
-        s = D[0][i] * x[0]
+        s = (F[0][i] - 1.0) * x[0]
         for j in range(1, m0):
-            s += D[j][i] * x[j]
+            s += (F[j][i] - b[j - 1]) * x[j]
         if has_value:
-            s += (h[i] - value) * x[m0]
+            s += (_h_at(F, given_h, u, mode, i) - value) * x[m0]
         out[i] = scale / (s + 1.0)
 
 
 def q_block(blk, sc, x, value, scale, out):
     """The twin of :func:`elcvx.fast.kernels.q_block` (the same operations: the same bits)."""
-    _q(_rows(blk.Dt), blk.h, 0.0 if value is None else float(value), value is not None,
+    _q(*_columns(blk), 0.0 if value is None else float(value), value is not None,
        np.asarray(x, dtype=float), scale, out)
     return 0.0
 
 
 @njit(**_JIT)
-def _bound_q(F, h, y, kappa, out):
+def _bound_q(F, given_h, u, mode, y, kappa, out):
     nf, n = len(F), F[0].size
     for i in range(n):
         s = F[0][i] * y[1]
         for j in range(1, nf):
             s += F[j][i] * y[1 + j]
-        a = s + h[i]
+        a = s + _h_at(F, given_h, u, mode, i)
         a += y[0]
         out[i] = (1.0 / a) * kappa
 
@@ -475,5 +514,6 @@ def _bound_q(F, h, y, kappa, out):
 def bound_q_block(blk, sc, y, kappa, out):
     """The twin of :func:`elcvx.fast.kernels.bound_q_block` (the same operations: the same
     bits)."""
-    _bound_q(_rows(blk.Ft), blk.h, np.asarray(y, dtype=float), kappa, out)
+    F, _, given_h, u, mode = _columns(blk)
+    _bound_q(F, given_h, u, mode, np.asarray(y, dtype=float), kappa, out)
     return 0.0

@@ -203,11 +203,11 @@ def test_outside_the_domain_both_give_none(monkeypatch):
 
 def test_one_row_past_the_domain_in_the_last_run_is_found(monkeypatch):
     blk, sc, cols = block(2049, 0, False, seed=5)
-    blk.Dt[0, -1] = -1.0  # (the only row with w = 0, at the end)
-    blk.Dt[0, :-1] = np.abs(blk.Dt[0, :-1])
-    monkeypatch.setenv(backend.ENV, "numba")
-    assert kernels.loglik_block(blk, sc, np.array([1.0]), None, False, 1e-3, 0) is None
-    assert kernels.loglik_block(blk, sc, np.array([0.999]), None, False, 1e-3, 0) is not None
+    blk.Ft[0, :-1] = 1.0 + np.abs(blk.Ft[0, :-1])  # (w >= 1: d >= 0 ...)
+    blk.Ft[0, -1] = 0.0  # (... but on the last row, where d = -1)
+    for past, x in ((True, 1.0), (False, 0.999)):
+        got = both(monkeypatch, kernels.loglik_block, blk, sc, np.array([x]), None, False, 1e-3, 0)
+        assert [part is None for part in got] == [past, past]
 
 
 def test_the_twins_fold_over_many_blocks_on_threads(monkeypatch):
