@@ -198,7 +198,7 @@ def main(argv=None):
     cores = os.cpu_count() or 1
     threads = tuple(args.threads) if args.threads else ((1, cores) if cores > 1 else (1,))
     os.environ.pop(backend.ENV, None)
-    kernels = args.kernels or sorted({"numpy", backend.kernels()})
+    kernels = args.kernels or ["numpy"] + (["numba"] if backend.kernels() == "numba" else [])
     settings = tuple((k, t) for k in kernels for t in threads)
     previous = {v: os.environ.get(v) for v in ("ELCVX_NUM_THREADS", backend.ENV)}
     for k in kernels:  # a warm-up: the first call's imports (and numba's cache) are not timed
