@@ -272,36 +272,40 @@ def _origin(F, targets, given_h, u, mode, value, has_value, c, has_c, scale, ext
     st = pw + (8 if extra & 2 else 0)  # the stats'
     nf = len(F)
     d = np.empty((m, RUN))
-    cd = np.empty((m, RUN))
+    cd = np.empty((m, RUN)) if has_c else d  # c d
     t = np.empty((5, RUN))
     cw, p, cp2, rest, hb = t[0], t[1], t[2], t[3], t[4]
+    if not has_c:
+        cw[:] = 1.0
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
         if has_value or extra & 1:
             _h_run(F, given_h, u, mode, start, size, hb)
         _features(F, targets, hb, value, has_value, start, size, d)
-        _weights(c, has_c, start, size, cw)
+        if has_c:
+            _weights(c, has_c, start, size, cw)
         out[2] += _total(cw, size, has_c)
         for j in range(m):
-            for i in range(size):
-                cd[j, i] = cw[i] * d[j, i]
+            if has_c:
+                cdj, dj = cd[j], d[j]
+                for i in range(size):
+                    cdj[i] = cw[i] * dj[i]
             out[3 + j] += _dot(d[j], cw, size)
             for b in range(j, m):
                 out[hh + j * m + b] += _dot(cd[j], d[b], size)
         if extra & 2:  # sum c d^k for k = 3 .. 10, as (c d^2) . d^(k - 2)
+            d0, cd0 = d[0], cd[0]
             for i in range(size):
-                cp2[i] = cd[0, i] * d[0, i]
-                p[i] = d[0, i]
+                cp2[i] = cd0[i] * d0[i]
+            for i in range(size):
+                p[i] = d0[i]
             for k in range(8):
                 out[pw + k] += _dot(cp2, p, size)
                 for i in range(size):
-                    p[i] *= d[0, i]
+                    p[i] *= d0[i]
         if extra & 1:
             for j in range(nf):
-                fj = F[j][start:start + size]
-                for i in range(size):
-                    rest[i] = fj[i]
-                out[st + j] += _dot(rest, cw, size)
+                out[st + j] += _dot(F[j][start:start + size], cw, size)
             out[st + nf] += _dot(hb, cw, size)
             w = F[0][start:start + size]
             for i in range(size):
