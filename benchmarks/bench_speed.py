@@ -1,5 +1,6 @@
 """Time ``Sample`` + ``estimate`` + 95% ``interval`` on the fast path, single- and
-multi-threaded, as ratios to two baselines measured in the same run.
+multi-threaded, with each backend of the kernels (numpy, and numba's fused twins when numba is
+installed: ``ELCVX_KERNELS``), as ratios to two baselines measured in the same run.
 
 Two logs of continuous weights (no two rows alike, so nothing compresses), each drawn afresh for
 every repetition (the MLE is cached per sample: reusing one would time the cache):
@@ -12,9 +13,10 @@ every repetition (the MLE is cached per sample: reusing one would time the cache
 Two baselines, each one pass over ``N`` fresh values, timed just before the repetition so that
 they see the same load: ``np.log1p(0.1 * (w - 1)).sum()`` over the gamma log's weights (the
 issue's), and ``np.log1p(x).sum()`` over uniform ``x`` (:mod:`bench_core`'s). Times are wall
-clock (threads share the process's CPU time): each setting of ``ELCVX_NUM_THREADS`` runs on the
-same fresh arrays within a repetition, settings in turn (in alternating order); each cell is the median over the
-repetitions, each ratio the median of the repetitions' ratios.
+clock (threads share the process's CPU time): each setting of ``ELCVX_KERNELS`` and
+``ELCVX_NUM_THREADS`` runs on the same fresh arrays within a repetition, settings in turn (in
+alternating order); each cell is the median over the repetitions, each ratio the median of the
+repetitions' ratios (a speed-up over one thread: over the same kernels' one thread).
 
     python benchmarks/bench_speed.py               # N = 1e4 and 1e7
     python benchmarks/bench_speed.py --quick       # N = 1e4 and 1e6 (a smoke run)
@@ -35,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import elcvx
+from elcvx.engines import backend
 from elcvx.engines.blocks import BLOCK
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -101,11 +104,12 @@ def ceiling(n, seed, threads):
         pool.shutdown()
 
 
-def run_once(w, r, threads):
+def run_once(w, r, setting):
     """Wall seconds of ``Sample``, ``estimate`` and ``interval`` on copies of ``(w, r)`` with
-    ``ELCVX_NUM_THREADS = threads``, and the answers (for the check that thread counts agree)."""
+    ``(ELCVX_KERNELS, ELCVX_NUM_THREADS) = setting``, and the answers (for the check that
+    thread counts agree)."""
     w, r = w.copy(), r.copy()
-    os.environ["ELCVX_NUM_THREADS"] = str(threads)
+    os.environ[backend.ENV], os.environ["ELCVX_NUM_THREADS"] = setting[0], str(setting[1])
     gc.collect()
     t_sample, s = _wall(lambda: elcvx.Sample(w, r, wmax=WMAX))
     t_est, est = _wall(lambda: elcvx.estimate(s, method="fast"))
@@ -115,31 +119,36 @@ def run_once(w, r, threads):
 
 
 def measure(log, n, repeats, settings):
-    """Per thread setting: the medians over ``repeats`` fresh logs of each stage's wall time and
-    of the total's ratio to each baseline, and the speed-up over one thread (per repetition)."""
+    """Per setting ``(kernels, threads)``: the medians over ``repeats`` fresh logs of each
+    stage's wall time and of the total's ratio to each baseline, and the speed-up over the same
+    kernels' first thread count (per repetition)."""
     runs = {t: [] for t in settings}
+    first = {k: (k, t) for k, t in settings[::-1]}  # (each backend's first setting)
     for rep in range(repeats):
         seed = 1000 * rep + n % 997
         issue, core = baselines(n, seed)
         w, r = ARRAYS[log](n, seed)
-        plain = {t: ceiling(n, seed, t) for t in settings}
-        answers = set()
+        plain = {t: ceiling(n, seed, t) for t in {t for _, t in settings}}
+        answers = {k: set() for k, _ in settings}
         # (Settings in turn, in the other order every other repetition: what runs first can
         # pay for page faults or a busy core the next does not.)
         for t in settings if rep % 2 == 0 else settings[::-1]:
             times, answer = run_once(w, r, t)
-            answers.add(answer)
-            runs[t].append(dict(times, issue=issue, core=core, plain=plain[t], plain_one=plain[settings[0]]))
-        if len(answers) != 1:
-            raise SystemExit(f"{log} log, N = {n}: the thread counts {settings} disagree: {answers}")
+            answers[t[0]].add(answer)
+            runs[t].append(dict(times, issue=issue, core=core, plain=plain[t[1]],
+                                plain_one=plain[settings[0][1]]))
+        for kernels, seen in answers.items():
+            if len(seen) != 1:
+                raise SystemExit(f"{log} log, N = {n}, {kernels} kernels: the thread counts "
+                                 f"disagree: {seen}")
     rows = []
     for t in settings:
         med = {k: statistics.median(run[k] for run in runs[t]) for k in runs[t][0]}
-        med.update(log=log, N=n, threads=t,
+        med.update(log=log, N=n, kernels=t[0], threads=t[1],
                    issue_ratio=statistics.median(run["total"] / run["issue"] for run in runs[t]),
                    core_ratio=statistics.median(run["total"] / run["core"] for run in runs[t]),
                    speedup=statistics.median(one["total"] / run["total"]
-                                             for one, run in zip(runs[settings[0]], runs[t])),
+                                             for one, run in zip(runs[first[t[0]]], runs[t])),
                    ceiling=statistics.median(run["plain_one"] / run["plain"] for run in runs[t]))
         rows.append(med)
     return rows
@@ -147,12 +156,13 @@ def measure(log, n, repeats, settings):
 
 def table(rows):
     """A markdown table of :func:`measure`'s rows."""
-    lines = ["| log | N | threads | `log1p(0.1 (w - 1))` pass | `log1p(x)` pass | `Sample` | "
-             "`estimate` | `interval` | all three | ratio: issue's baseline | ratio: "
+    lines = ["| log | N | kernels | threads | `log1p(0.1 (w - 1))` pass | `log1p(x)` pass | "
+             "`Sample` | `estimate` | `interval` | all three | ratio: issue's baseline | ratio: "
              "bench_core's | speed-up over 1 thread | a numpy pass's speed-up |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['log']} | {size(r['N'])} | {r['threads']} | {_ms(r['issue'])} | "
+        lines.append(f"| {r['log']} | {size(r['N'])} | {r['kernels']} | {r['threads']} | "
+                     f"{_ms(r['issue'])} | "
                      f"{_ms(r['core'])} | {_ms(r['sample'])} | {_ms(r['estimate'])} | "
                      f"{_ms(r['interval'])} | {_ms(r['total'])} | {r['issue_ratio']:.1f}× | "
                      f"{r['core_ratio']:.1f}× | {r['speedup']:.2f}× | {r['ceiling']:.2f}× |")
@@ -177,6 +187,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="*",
                         help="thread counts to compare (default: 1 and every core)")
     parser.add_argument("--logs", nargs="*", choices=LOGS, default=list(LOGS))
+    parser.add_argument("--kernels", nargs="*", choices=("numpy", "numba"),
+                        help="the kernels to compare (default: numpy, and numba if installed)")
     parser.add_argument("--write-docs", action="store_true",
                         help="N = 1e4 .. 1e7, the table written into docs/performance.md")
     args = parser.parse_args(argv)
@@ -184,9 +196,13 @@ def main(argv=None):
              else [10**4, 10**5, 10**6, 10**7] if args.write_docs
              else [10**4, 10**6] if args.quick else [10**4, 10**7])
     cores = os.cpu_count() or 1
-    settings = tuple(args.threads) if args.threads else ((1, cores) if cores > 1 else (1,))
-    previous = os.environ.get("ELCVX_NUM_THREADS")
-    run_once(*gamma_arrays(1000, 1), 1)  # a warm-up: the first call's imports are not timed
+    threads = tuple(args.threads) if args.threads else ((1, cores) if cores > 1 else (1,))
+    os.environ.pop(backend.ENV, None)
+    kernels = args.kernels or ["numpy"] + (["numba"] if backend.kernels() == "numba" else [])
+    settings = tuple((k, t) for k in kernels for t in threads)
+    previous = {v: os.environ.get(v) for v in ("ELCVX_NUM_THREADS", backend.ENV)}
+    for k in kernels:  # a warm-up: the first call's imports (and numba's cache) are not timed
+        run_once(*gamma_arrays(1000, 1), (k, 1))
     rows = []
     try:
         for log in args.logs:
@@ -195,14 +211,15 @@ def main(argv=None):
                 print(table(new) if not rows else table(new).split("\n", 2)[2], flush=True)
                 rows += new
     finally:
-        if previous is None:
-            os.environ.pop("ELCVX_NUM_THREADS", None)
-        else:
-            os.environ["ELCVX_NUM_THREADS"] = previous
+        for var, value in previous.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
     if args.write_docs:
         body = (f"{table(rows)}\n\nWall-clock medians of {args.repeats or 'from 31 (1e4) to 5 (1e7)'} "
-                f"fresh logs per N, thread counts {', '.join(map(str, settings))} on the same "
-                f"logs in turn. {machine()}")
+                f"fresh logs per N, kernels {' and '.join(kernels)} at thread counts "
+                f"{', '.join(map(str, threads))} on the same logs in turn. {machine()}")
         write_between_markers(DOCS, "bench_speed.py", body)
 
 

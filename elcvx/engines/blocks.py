@@ -15,8 +15,6 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from typing import NamedTuple
-
 import numpy as np
 
 from . import threads as _threads
@@ -136,14 +134,46 @@ def thread_scratch(k, size):
     return have[:k, :n]
 
 
-class Block(NamedTuple):
-    """One block's rows: features ``D`` (rows ``w - 1, g - b``) and ``F`` (rows ``w, g``),
-    transposed; the value functional ``h``; counts ``c`` (None: every row once)."""
+class Block:
+    """One block's rows: ``Ft`` (rows ``w, g``, transposed) and the counts ``c`` (None: every
+    row once), and two things built from them on first read, in the block's scratch rows:
+    the features ``Dt`` (rows ``w - 1, g - b``; None for a kernel that reads none) and the value
+    functional ``h`` (given, or a policy's ``w u``, ``w (1 - u)`` on the ``upper`` side).
 
-    Dt: np.ndarray
-    Ft: np.ndarray
-    h: np.ndarray
-    c: np.ndarray | None
+    The numba twins of the kernels (:mod:`elcvx.fast.kernels_numba`) build ``D`` and ``h`` row
+    by row from ``Ft``, ``b``, ``given_h`` and ``u`` instead, so a block of theirs builds
+    nothing: each input row is read once."""
+
+    __slots__ = ("Ft", "c", "b", "given_h", "u", "upper", "features", "_sc", "_Dt", "_h")
+
+    def __init__(self, Ft, c, b, given_h, u, upper, features, sc):
+        self.Ft, self.c, self.b, self.given_h, self.u = Ft, c, b, given_h, u
+        self.upper, self.features, self._sc = upper, features, sc
+        self._Dt = self._h = None
+
+    @property
+    def Dt(self):
+        if self._Dt is None and self.features:
+            k, n = len(self.b), self.Ft.shape[1]
+            Dt = self._sc[:1 + k, :n]
+            np.subtract(self.Ft[0], 1.0, out=Dt[0])
+            if k:
+                np.subtract(self.Ft[1:], self.b[:, None], out=Dt[1:])
+            self._Dt = Dt
+        return self._Dt
+
+    @property
+    def h(self):
+        if self._h is None:
+            if self.given_h is not None:
+                self._h = self.given_h
+            else:
+                w = self.Ft[0]
+                hb = np.multiply(w, self.u, out=self._sc[1 + len(self.b), :w.size])
+                if self.upper:
+                    np.subtract(w, hb, out=hb)
+                self._h = hb
+        return self._h
 
 
 def scratch_rows(features: int) -> int:
@@ -205,24 +235,11 @@ def fold_blocks(kernel, merge, size, block_at, params, scratch_of, threads=1, ou
 
 
 def model_block(w, Ft, Gt, b, c, h, u, upper, features, i, j, sc):
-    """The :class:`Block` of a model's rows ``i:j``, its features built in the scratch rows
-    ``sc`` (``2 + k`` rows; each input read once from memory, as a stored copy would be, and
-    none is kept): ``D`` (rows ``w - 1, g - b``), and ``h`` sliced from ``h`` or, for a policy's
-    value (``h`` None), built as ``w u`` (``w (1 - u)`` on the ``upper`` side); ``Ft``, ``Gt``
-    and ``c`` are sliced. Without ``features``, ``D`` is None (a kernel that reads none,
-    ``kernel.reads_D = False``)."""
-    k = len(b)
-    wb = w[i:j]
-    Dt = None
-    if features:
-        Dt = sc[:1 + k, :j - i]
-        np.subtract(wb, 1.0, out=Dt[0])
-        if k:
-            np.subtract(Gt[:, i:j], b[:, None], out=Dt[1:])
-    if h is None:
-        hb = np.multiply(wb, u[i:j], out=sc[1 + k, :j - i])
-        if upper:
-            np.subtract(wb, hb, out=hb)
-    else:
-        hb = h[i:j]
-    return Block(Dt, Ft[:, i:j], hb, None if c is None else c[i:j])
+    """The :class:`Block` of a model's rows ``i:j``, its features to be built, when read, in
+    the scratch rows ``sc`` (``2 + k`` rows; each input read once from memory, as a stored copy
+    would be, and none is kept): ``D`` (rows ``w - 1, g - b``), and ``h`` sliced from ``h`` or,
+    for a policy's value (``h`` None), built as ``w u`` (``w (1 - u)`` on the ``upper`` side);
+    ``Ft`` and ``c`` are sliced (``w`` and ``Gt`` are ``Ft``'s rows). Without ``features``,
+    ``D`` is None (a kernel that reads none, ``kernel.reads_D = False``)."""
+    return Block(Ft[:, i:j], None if c is None else c[i:j], b, None if h is None else h[i:j],
+                 None if h is not None else u[i:j], upper, features, sc)

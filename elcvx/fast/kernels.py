@@ -21,8 +21,20 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..engines import backend
 from ..engines.blocks import dot, log_sum, wsum
 from ..model import origin_stats
+
+
+def _twin(kernel):
+    """``kernel``'s fused numba twin (:mod:`elcvx.fast.kernels_numba`) when the backend is
+    numba (:func:`elcvx.engines.backend.kernels`), else None: each kernel below hands its block
+    to its twin, so the folds and merges above see the same sums either way."""
+    if backend.kernels() != "numba":
+        return None
+    from . import kernels_numba
+
+    return getattr(kernels_numba, kernel.__name__)
 
 
 def combine(x, rows, out, tmp):
@@ -77,6 +89,8 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
     rounding: the log of the rounded ``a`` (:func:`elcvx.engines.blocks.log_sum`) plus the rounding's
     error over ``a``, found exactly. ``span``: the least and largest ``d x`` over all rows, if
     known (no reduction per block then)."""
+    if (twin := _twin(loglik_block)) is not None:
+        return twin(blk, sc, x, value, origin, scale, extra, span)
     m = len(x)
     R, cR = sc[:m], sc[m:2 * m]
     s, a, qb, t1, e, t2, t3 = sc[2 * m:2 * m + 7]
@@ -159,6 +173,8 @@ def quadratic_sums(h, q, cq, R, cb, scale, t, ct, full=True):
 def quadratic_block(blk, sc, x):
     """The sums of products of ``(h, 1, D) / (1 + D x)`` over the block (the bound's start,
     :func:`elcvx.fast.starts._quadratic_start`): ``[gram (flat), sums]``."""
+    if (twin := _twin(quadratic_block)) is not None:
+        return twin(blk, sc, x)
     m = blk.Dt.shape[0]
     Y, cY = sc[:m + 2], sc[m + 2:2 * m + 4]
     inv = combine(x, blk.Dt, Y[1], Y[0])
@@ -216,6 +232,8 @@ def bound_block(blk, sc, y, span=None):
     the domain (some ``a <= 0``). ``q = kappa / a`` is not kept: :func:`bound_q_block` gives it,
     on request. ``span``: bounds ``(lo, hi)`` on every row's ``a`` with ``lo > 0``, if known (no
     reduction per block then). Reads no ``D``."""
+    if (twin := _twin(bound_block)) is not None:
+        return twin(blk, sc, y, span)
     return _bound_sums(blk.Ft, blk, sc, y, span)
 
 
@@ -272,6 +290,8 @@ def q_block(blk, sc, x, value, scale, out):
     """A likelihood program's ``q = scale / (1 + d x)`` on the block's rows, into ``out``: the
     same operations as :func:`loglik_block`'s, so the same bits. Returns 0.0 (nothing to
     merge)."""
+    if (twin := _twin(q_block)) is not None:
+        return twin(blk, sc, x, value, scale, out)
     s, a, t1, e = sc[0], sc[1], sc[2], sc[3]
     D = _features(blk, None if value is None else (value, e))
     combine(x, D, s, t1)
@@ -283,6 +303,8 @@ def q_block(blk, sc, x, value, scale, out):
 def bound_q_block(blk, sc, y, kappa, out):
     """The bound's ``q = kappa / a``, ``a = F y + h``, on the block's rows, into ``out``: the
     same operations as :func:`bound_block`'s, so the same bits. Returns 0.0."""
+    if (twin := _twin(bound_q_block)) is not None:
+        return twin(blk, sc, y, kappa, out)
     return _bound_q(blk.Ft, blk, sc, y, kappa, out)
 
 

@@ -3,8 +3,9 @@ computed on its first read (elcvx/solutions.OnRead).
 
 * the estimate, the interval, the profile and every q are the same to the last bit on 1, 2
   and 3 threads (the blocks' partials merged in their order), with counts and with a moment
-  constraint too; the pool's threads do run the blocks; a merge in each thread's order
-  instead is caught by the same comparison;
+  constraint too, with the numpy kernels and with the numba twins (where numba is installed);
+  the pool's threads do run the blocks; a merge in each thread's order instead is caught by the
+  same comparison;
 * ``ELCVX_NUM_THREADS`` and ``threads=`` take a positive integer, and name themselves when not;
 * a result's ``q`` is not computed until it is read, then equals ``1 / (N (1 + beta (w - 1)))``
   (the estimate's) and ``kappa / (gamma + beta w + w u)`` (a bound's), from the definitions;
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 import elcvx
-from elcvx.engines import blocks, threads
+from elcvx.engines import backend, blocks, threads
 from elcvx.errors import InvalidInputError
 from elcvx.fast import kernels
 from elcvx.model import Moments
@@ -58,8 +59,18 @@ def fresh(s):
     return elcvx.Sample(s.w, s.r, wmax=s.wmax, counts=s.counts)
 
 
+try:
+    import numba  # noqa: F401
+    KERNELS = ["numpy", "numba"]
+except ImportError:
+    KERNELS = ["numpy", pytest.param("numba", marks=pytest.mark.skip(
+        reason="the numba extra is not installed (pip install 'elcvx[numba]')"))]
+
+
+@pytest.mark.parametrize("implementation", KERNELS)
 @pytest.mark.parametrize("case", ["plain", "counts", "a control variate"])
-def test_every_number_is_the_same_on_one_two_and_three_threads(case, monkeypatch):
+def test_every_number_is_the_same_on_one_two_and_three_threads(case, implementation, monkeypatch):
+    monkeypatch.setenv(backend.ENV, implementation)
     s, rng = sample(1, counts=case == "counts")
     cons = None
     if case == "a control variate":
@@ -72,8 +83,10 @@ def test_every_number_is_the_same_on_one_two_and_three_threads(case, monkeypatch
     assert got[2] == got[1] and got[3] == got[1]
 
 
-def test_the_pool_runs_the_blocks(monkeypatch):
+@pytest.mark.parametrize("implementation", KERNELS)
+def test_the_pool_runs_the_blocks(implementation, monkeypatch):
     # Else the comparison above would compare one thread with itself.
+    monkeypatch.setenv(backend.ENV, implementation)
     seen = set()
     kernel = kernels.loglik_block
 
@@ -86,9 +99,11 @@ def test_the_pool_runs_the_blocks(monkeypatch):
     assert seen == {"MainThread", "elcvx-pass"}
 
 
-def test_a_merge_in_each_threads_order_is_caught(monkeypatch):
+@pytest.mark.parametrize("implementation", KERNELS)
+def test_a_merge_in_each_threads_order_is_caught(implementation, monkeypatch):
     # Each thread's run summed first, then the runs: the order of the sums then depends on the
     # thread count, and the comparison of the first test sees it.
+    monkeypatch.setenv(backend.ENV, implementation)
     def merged_by_thread(kernel, merge, size, block_at, params, scratch_of, threads=1, out=None):
         ranges = list(blocks.blocks(size))
         cuts = [len(ranges) * t // threads for t in range(threads + 1)]

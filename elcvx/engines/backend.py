@@ -1,0 +1,58 @@
+"""Which implementation computes a pass's block kernels: numpy, or their fused numba twins.
+
+The kernels of :mod:`elcvx.fast.kernels` are numpy functions of a block (some 40 numpy calls
+each, holding the GIL between them, and reading each row several times). Each has a twin in
+:mod:`elcvx.fast.kernels_numba` (the optional ``numba`` extra: ``pip install 'elcvx[numba]'``):
+one compiled call per block that reads each row once, computes the same partial sums to
+rounding, and releases the GIL for the whole block, so the threads of
+:mod:`elcvx.engines.threads` run blocks at once. Everything above the kernels (the folds, the
+merges, the certificates) sees the same sums either way.
+
+``ELCVX_KERNELS`` chooses: ``auto`` (the default) takes the twins when numba is importable,
+``numpy`` the numpy kernels, ``numba`` the twins (an error saying how to install numba when it
+is not). This module alone reads it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from ..errors import InvalidInputError, _require
+
+#: The environment variable that chooses the kernels.
+ENV = "ELCVX_KERNELS"
+#: Its valid values.
+CHOICES = ("auto", "numpy", "numba")
+
+_CHOSEN: dict = {}  # (the environment's value -> the kernels it gives; read at every pass)
+
+
+def kernels() -> str:
+    """``"numba"`` or ``"numpy"``: the kernels ``ELCVX_KERNELS`` chooses (unset or empty:
+    ``auto``). A value not in :data:`CHOICES` raises :class:`~elcvx.InvalidInputError` naming
+    the variable and the value; ``numba`` without numba installed raises
+    :class:`~elcvx.MissingDependencyError` saying how to install it."""
+    value = os.environ.get(ENV)
+    chosen = _CHOSEN.get(value)
+    if chosen is None:
+        chosen = _CHOSEN[value] = _choose(value)
+    return chosen
+
+
+def _choose(value) -> str:
+    choice = (value or "").strip().lower() or "auto"
+    if choice not in CHOICES:
+        raise InvalidInputError(f"{ENV}={value!r} is not valid; give one of "
+                                f"{', '.join(CHOICES)} (the kernels a pass runs)",
+                                field=ENV, value=value)
+    if choice == "numba":
+        _require("numba", "numba", f"{ENV}=numba")
+        return "numba"
+    if choice == "auto":
+        try:
+            importlib.import_module("numba")  # (the twins import it in any case)
+            return "numba"
+        except ImportError:
+            pass
+    return "numpy"
