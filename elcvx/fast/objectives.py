@@ -188,7 +188,7 @@ class BoundOracle:
     """``y -> (f, g, H, size)`` of ``K geomean_c(F y + h) - lin . y`` with ``F = (1, w, g)``
     (or in a :class:`~elcvx.fast.frames.BoundFrame`'s coordinates, ``frame``);
     ``-inf`` outside its domain; ``size = K geomean + |lin . y| + floor``, the terms that cancel
-    in ``f`` and an absolute floor (:func:`elcvx.fast.solve.lower_bound_of`). The Hessian is
+    in ``f`` and an absolute floor (:func:`elcvx.fast.bound.lower_bound_of`). The Hessian is
     ``kg`` times minus the covariance of ``F / a`` under the weights ``c / N``. ``last``: the
     last evaluation in the domain (:class:`BoundPass`)."""
 

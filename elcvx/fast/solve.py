@@ -1,5 +1,5 @@
 """The fast path's three programs (numpy only): the MLE, the profile likelihood at ``v`` and
-the bound, with any number of moment constraints (:mod:`elcvx.constraints`) or none (the
+the bound (its own module, :mod:`elcvx.fast.bound`), with any number of moment constraints (:mod:`elcvx.constraints`) or none (the
 paper's), each solved on its low-dimensional dual and certified.
 
 Each dual has a few variables (``1 + k`` for the estimate, ``2 + k`` for the profile and the
@@ -31,18 +31,16 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import nnls
 
 from .. import certify
 from ..model import Stats, at_the_edge, model_of
-from ..solutions import BoundSolution, MLESolution, ProfileSolution
+from ..solutions import MLESolution, ProfileSolution
 from . import barrier
-from .active_set import MAX_ITER, along_the_valley, maximize, memo
+from .active_set import MAX_ITER, maximize, memo
 from ..solutions import OnRead
-from .objectives import BoundOracle, LikelihoodOracle, Work, bound_q, likelihood_q
-from .frames import BoundFrame
+from .objectives import LikelihoodOracle, Work, likelihood_q
 from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
-                     _quadratic_start, _series_start, _start)
+                     _series_start, _start)
 
 
 class AtTheMLE(NamedTuple):
@@ -404,223 +402,3 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
     status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts(),
                            gap=gaps)
-
-
-def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
-                mle_sol=None) -> BoundSolution:
-    """``max_{gamma,beta,lambda} K geomean_c(gamma + beta w + lambda . g + w u) - gamma - beta
-    - lambda . b`` over the atoms' constraints (zero reward at the atoms), ``K = exp(-(l* +
-    quantile/2)/N)`` with ``l*`` the constrained MLE's; ``q = kappa / a``, ``kappa = K geomean /
-    N``. ``side="upper"``: the same on ``1 - u``."""
-    return lower_bound_of(model_of(sample, constraints, atoms, side), loglik, quantile, mle_sol)
-
-
-def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
-                   max_iter=MAX_ITER, mle_gap=None) -> BoundSolution:
-    """:func:`lower_bound` of a :class:`Moments` model: ``min E_Q[h]`` over the likelihood
-    ball, ``h`` at its least ``h_lo`` on the atoms (``gamma + beta w_k + lambda . g_k + h_lo
-    >= 0`` there); from ``start`` (``(gamma, beta, lambda)``) if given, else from the
-    profile's quadratic approximation at the MLE. ``mle_gap``: the certified gap of ``loglik``
-    (default ``mle_sol.gap``), which the bound's certificate allows for."""
-    work = Work()
-    if mle_gap is None:
-        mle_gap = mle_sol.gap if mle_sol is not None else math.nan
-    n = data.n
-    K = math.exp(-(loglik + 0.5 * quantile) / n)
-    lin = np.concatenate(([1.0, 1.0], data.b))
-    carried = _at_the_mle(data, mle_sol)
-    stats_at_mle, start_at_mle = (None, None) if carried is None else carried.for_side(data.side)
-    if data._stats is None and stats_at_mle is not None:
-        data._stats = stats_at_mle
-    # f is a value of size at most K mean(|h|) (AM-GM): an absolute floor of that size on the
-    # stopping rule's scale (a bound reached only as y -> 0 would otherwise be approached one
-    # halving at a time), capped at 1 (the accuracy of a value on the unit scale).
-    stats = data.stats()
-    total = stats.sum_h if data.nonnegative else stats.sum_abs_h
-    reach = min(1.0, K * total / n)
-    # Atom rows in (gamma, beta, lambda): (1, w, g) / max(1, w); at w = inf, (0, 1, gbar).
-    B, floor = data.bound_rows()
-    if not (stats.sum_abs_h or np.any(floor)) and mle_sol is not None:
-        # h = 0 on every row and atom: every Q in the ball (the MLE's) gives E_Q[h] = 0. The
-        # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
-        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (h = 0 everywhere)",
-                             work=work.counts(), sums=mle_sol.sums[:2], error=0.0)
-    if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
-        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (bound within 1e-13 of 0)",
-                             work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
-    given = dict(data=data, K=K, quantile=quantile, mle_gap=mle_gap, work=work, reach=reach,
-                 mle_sol=mle_sol, start=start, max_iter=max_iter, start_at_mle=start_at_mle)
-    out, _ = _bound_in(BoundFrame(False, data.b), **given)
-    if out.status != "optimal" and max_iter:
-        # At a target within 1e-4 of the feasible set's edge, |lambda| = 1e5: in the user's
-        # coordinates gamma + lambda . g cancels to a's last digits, and the method stalls or
-        # its point is not certified. Again in centred ones, then in centred ones decorrelated
-        # at the point where that stopped (:mod:`elcvx.fast.frames`; a failure's cost only).
-        alt, last = _bound_in(BoundFrame(True, data.b), **given)
-        if alt.status == "optimal":
-            return alt
-        mixed = None if last is None else BoundFrame.decorrelated(data.b, last.sums)
-        if mixed is not None:
-            alt, _ = _bound_in(mixed, **given)
-            if alt.status == "optimal":
-                return alt
-    return out
-
-
-def _bound_in(frame, *, data, K, quantile, mle_gap, work, reach, mle_sol, start, max_iter,
-              start_at_mle):
-    """``(solution, last pass)``: :func:`lower_bound_of`'s solution, the method run in the
-    coordinates of ``frame`` (:class:`~elcvx.fast.frames.BoundFrame`): the same dual, other
-    roundings. The solution is reported in the user's coordinates."""
-    lin = frame.lin()
-    raw = BoundOracle(data, K, lin, work, floor=reach, frame=frame)
-    oracle = memo(raw)
-    B, floor = frame.rows(data)
-    bound = dict(data=data, K=K, lin=lin, B=B, floor=floor, raw=raw, work=work,
-                 quantile=quantile, mle_gap=mle_gap, frame=frame)
-    return _bound_run(oracle, raw, bound, frame, data=data, quantile=quantile, work=work,
-                      mle_sol=mle_sol, start=start, max_iter=max_iter,
-                      start_at_mle=start_at_mle), raw.last
-
-
-def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, start, max_iter,
-               start_at_mle):
-    """:func:`_bound_in`'s method: the starts, the solve and its fallbacks."""
-    B, floor, lin = bound["B"], bound["floor"], bound["lin"]
-    if start is not None and max_iter == 0:
-        # Another solver's point, as it is: the first of its candidates that is certified.
-        out = None
-        for y in _given_starts(B, floor, frame.from_user(start), oracle):
-            out = _bound_read(y, oracle(y)[0], "optimal", **bound)
-            if out.status == "optimal":
-                break
-        return out if out is not None else _bound_failure(data, work, "no feasible start")
-    if start is not None:
-        y = _given_start(B, floor, frame.from_user(start), oracle)
-    elif mle_sol is not None and np.isfinite(mle_sol.beta):
-        x_mle = np.array([mle_sol.beta, *mle_sol.lambdas])
-        if frame.centred:  # (gamma' = gamma + beta + lambda . b = 1 exactly)
-            y0 = frame.from_centred(np.concatenate(([1.0], x_mle)))
-        else:
-            y0 = np.concatenate(([1.0 - x_mle[0] - x_mle[1:] @ data.b], x_mle))
-        y = _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, start_at_mle,
-                             frame.centred, frame.from_centred if frame.centred else None)
-    else:
-        y = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
-    if y is None:
-        return _bound_failure(data, work, "no feasible start")
-
-    # In centred coordinates, a constraint every distribution meets to rounding
-    # (:func:`_null_features`) has a feature of 0 but for its last bits: its lambda is held at 0.
-    null = ([1 + j for j in _null_features(data, data.bound_rows(True)[0][:, 1:])]
-            if frame.centred and frame.T is None else [])
-
-    def solved(y):
-        # (A value on the unit scale: 1e-15 is below every digit reported, and ends the
-        # approach to a bound of 0 reached only as y -> 0.)
-        if null:
-            sub, keep, embed = _held_at_zero(oracle, null, len(y))
-            yr = _start(B[:, keep], floor, y[keep], sub, anchor=y[keep])
-            if yr is None:
-                return (y, math.nan, "no feasible start"), _bound_failure(data, work,
-                                                                          "no feasible start")
-            yr, f, status = _solve(sub, yr, B[:, keep], floor, max_iter, gap_tol=1e-15,
-                                   lin=lin[keep])
-            return (embed(yr), f, status), _bound_read(embed(yr), f, status, **bound)
-        y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-        out = _bound_read(y, f, status, **bound)
-        if status == "optimal" and out.status != "optimal":
-            # As for the likelihood: the method's stopping rule was met, not the certificate's
-            # (a dual nearly flat along a direction the likelihood constraint is not; a
-            # gradient of 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
-            out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y,
-                            B, floor, lin) or out
-        return (y, f, status), out
-
-    tried, out = solved(y)
-    if out.status == "optimal":
-        return out
-    if max_iter == MAX_ITER:
-        # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
-        yb, f, status = _barrier_from(oracle, B, floor, tried[0])
-        for yb in _given_starts(B, floor, yb, oracle) if status == "optimal" else ():
-            alt = _bound_read(yb, oracle(yb)[0], "optimal", **bound)
-            if alt.status == "optimal":
-                return alt
-    # The fallbacks below come after the barrier's: where it certifies, its answer is the
-    # closer (1e-9 of the range where these give 1e-7).
-    points = [tried]
-    if start is None and mle_sol is not None:
-        # The start from the MLE's point is at its scale: with targets within 1e-5 of the
-        # feasible set's edge, |y| = 4e4 on a vertex of the atoms' faces, where the method
-        # stalls in f's rounding. Again from the plain start (the cost of a failure only).
-        plain = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
-        if plain is not None:
-            again, alt = solved(plain)
-            if alt.status == "optimal":
-                return alt
-            points.append(again)
-    for yv, _, status in points:
-        # A dual nearly flat along its faces (a constraint nearly redundant), rising along the
-        # valley by 1e-9 up to a face the method did not reach: from there.
-        down = along_the_valley(oracle, yv, B, floor) if status == "optimal" else None
-        if down is not None:
-            _, alt = solved(down)
-            if alt.status == "optimal":
-                return alt
-    for yv, fv, status in points:
-        # The method stalled (a dual linear on one row: no curvature to go by) where the
-        # certificate, which judges the point and not the iteration, accepts it.
-        alt = _bound_read(yv, fv, "optimal", **bound) if status != "optimal" else None
-        if alt is not None and alt.status == "optimal":
-            return alt
-    return out
-
-
-def _bound_failure(data, work, why):
-    nan = math.nan
-    return BoundSolution(nan, nan, nan, nan, _nans(data), why, work=work.counts())
-
-
-def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap, frame):
-    """The bound's solution at ``y`` (dual value ``f``) from the oracle's pass there (one more
-    where its last was at another point), certified (:func:`elcvx.certify.bound`); its ``q``
-    is computed on its first read."""
-    n = data.n
-    if raw.last is None or not np.array_equal(raw.last.y, y):
-        raw(y)  # the certificate's sums are read from the last evaluation
-    last = raw.last
-    kappa = last.kg / n
-    q = (OnRead(functools.partial(bound_q, data, last.y, kappa, frame)) if data.in_memory
-         else None)
-    sums = last.sums
-    # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
-    cq = kappa * sums.total * frame.means_to_user(sums.mean)
-    lo, hi = data.value_range
-    cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo)
-    if status == "optimal" and not cert.certified:
-        status = f"not certified ({cert.reason})"
-    user = frame.to_user(y)
-    return BoundSolution(value=float(f), beta=float(user[1]), gamma=float(user[0]),
-                         kappa=float(kappa), q=q, status=status, work=work.counts(),
-                         lambdas=tuple(float(t) for t in user[2:]),
-                         sums=(float(cq[0]), float(cq[1])), error=cert.error)
-
-
-def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
-    """Whether the bound is 0 to within 1e-13 (a ball so wide that ``K`` underflows): with
-    ``h >= 0`` everywhere the bound is at least 0, and by AM-GM (``geomean <= mean``) the dual
-    objective is at most ``K mean(h) + (K mean(F) - lin) . y``; where that slope is
-    non-positive on the whole cone ``B y >= 0`` (it is ``-B' mu`` for some ``mu >= 0``:
-    Farkas), the bound is at most ``K mean(h)`` (``K_mean_h``). The dual's supremum would
-    otherwise be approached only as ``y -> 0``, one halving at a time."""
-    if np.any(floor) or not data.nonnegative or not K_mean_h <= 1e-13:
-        return False
-    slope = K * np.r_[1.0, data.stats().sum_F / data.n] - lin
-    if not np.all(np.isfinite(slope)):
-        return False
-    top = float(np.abs(slope).max())
-    if top == 0.0:
-        return True
-    _, off = nnls(B.T, -slope / top)
-    return off <= 1e-12

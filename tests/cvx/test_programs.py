@@ -507,7 +507,7 @@ def test_certificates_never_certify_a_wrong_point():
     assert cvx.certify_mle([m.beta], s).status == "optimal"
     for off in (1e-3, -1e-3, 1e-2, 1e-6):
         assert cvx.certify_mle([m.beta + off], s).status != "optimal"
-    lo = elcvx.fast.solve.lower_bound(s, (), m.loglik, CHI2_95, mle_sol=m)
+    lo = elcvx.fast.lower_bound(s, (), m.loglik, CHI2_95, mle_sol=m)
     bound = dict(loglik=m.loglik, quantile=CHI2_95, mle_gap=m.gap)
     assert cvx.certify_lower_bound([lo.gamma, lo.beta], s, **bound).status == "optimal"
     for db, dg in ((1e-3, 0.0), (lo.beta * 0.01 + 1e-3, 0.0), (0.0, 1e-2)):

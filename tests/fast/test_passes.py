@@ -17,7 +17,7 @@ import elcvx
 from elcvx.engines import blocks
 from elcvx import fast
 from elcvx.fast import kernels
-from elcvx.fast import solve
+from elcvx.fast import bound, solve
 from elcvx.calibration import quantile
 from elcvx.testing import assert_agree
 
@@ -103,12 +103,12 @@ def test_a_bound_at_ten_million_rows_is_polished_to_its_certificate(monkeypatch)
     # the gradient's rounding floor certifies it: the MLE's 2 passes, each bound's start and at
     # most 2 more.
     s = continuous(10_000_000, seed=0)
-    monkeypatch.setattr(solve, "_barrier_from", lambda oracle, A, h, x: (x, math.nan, "skipped"))
+    monkeypatch.setattr(bound, "_barrier_from", lambda oracle, A, h, x: (x, math.nan, "skipped"))
     ci = elcvx.interval(s, method="fast")
     assert ci.status == "optimal" and ci.work[0] <= 2 + 2 * 3
     assert max(ci.lower.error, ci.upper.error) <= 1e-6
     # Without the polish, the same bounds fail their certificate.
-    monkeypatch.setattr(solve, "_polished", lambda *args, **kwargs: None)
+    monkeypatch.setattr(bound, "_polished", lambda *args, **kwargs: None)
     mle = fast.mle(s, ())
     bare = fast.lower_bound(s, (), mle.loglik, CHI2_95, side="lower", mle_sol=mle)
     assert bare.status.startswith("not certified (the bound's error bound is")
