@@ -16,7 +16,6 @@ import pytest
 import elcvx
 from elcvx.engines import blocks
 from elcvx import fast
-from elcvx.fast import kernels
 from elcvx.fast import bound, solve
 from elcvx.calibration import quantile
 from elcvx.testing import assert_agree
@@ -107,8 +106,6 @@ def test_a_bound_at_ten_million_rows_is_polished_to_its_certificate(monkeypatch)
     ci = elcvx.interval(s, method="fast")
     assert ci.status == "optimal" and ci.work[0] <= 2 + 2 * 3
     assert max(ci.lower.error, ci.upper.error) <= 1e-6
-    # Without the polish, the same bounds fail their certificate.
-    monkeypatch.setattr(bound, "_polished", lambda *args, **kwargs: None)
-    mle = fast.mle(s, ())
-    bare = fast.lower_bound(s, (), mle.loglik, CHI2_95, side="lower", mle_sol=mle)
-    assert bare.status.startswith("not certified (the bound's error bound is")
+    # (That the same bounds failed their certificate without the polish held when this test was
+    # written; since the certificate's fits improved (issue 24) they pass it without, so that
+    # half of the test was dropped rather than kept asserting what no longer holds.)
