@@ -244,7 +244,7 @@ def test_readme_setup_states_size_and_time_and_the_extras_commands():
     # (measured on a fresh clone), and each heavy extra's own test command exists in the Makefile.
     readme = README.read_text(encoding="utf-8")
     setup = " ".join(readme[readme.index("## Set-up"):readme.index("## Use")].split())
-    assert re.search(r"`make test` took \d+ min \d+ s in all, \d+ s to build the \d+ MB `\.venv`",
+    assert re.search(r"`make test` took \d+ min \d+ s in all, \d+ s to build the [\d,]+ MB `\.venv`",
                      setup), setup[:600]
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     commands = re.findall(r"`make (test-[a-z]+)`", setup)
