@@ -1,4 +1,4 @@
-"""The fast path: numpy only. Every EL program solved on its low-dimensional dual by an
+"""The fast path: numpy (numba's kernels where installed). Every EL program solved on its low-dimensional dual by an
 active-set Newton method, each evaluation one pass over the rows, and certified.
 
 * :mod:`~elcvx.fast.solve` -- the likelihood programs (the MLE, the profile) and
@@ -7,7 +7,8 @@ active-set Newton method, each evaluation one pass over the rows, and certified.
 * :mod:`~elcvx.fast.objectives` -- the duals' oracles (value, gradient, Hessian in one pass);
 * :mod:`~elcvx.fast.kernels` -- the passes' block kernels and merges (a pass is a map-reduce),
   and :mod:`~elcvx.fast.kernels_numba` their fused twins;
-* :mod:`~elcvx.fast.active_set` -- the active-set Newton method;
+* :mod:`~elcvx.fast.active_set` -- the active-set Newton method (:mod:`~elcvx.fast.cone`: its
+  cone fit);
   :mod:`~elcvx.fast.barrier` -- its fallback; :mod:`~elcvx.fast.starts` -- the starts.
 
 The model they take is :class:`elcvx.model.Moments`; the certificate is :mod:`elcvx.certify`.

@@ -42,6 +42,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import nnls
 
+from . import cone
+
 MAX_ITER = 200
 _FLOOR = 1e-13  # a Newton decrement below this times ``size`` is f's rounding
 _LOOSE = 1e-9  # a line search that finds no gain, with a decrement below this, is converged
@@ -203,8 +205,7 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     masses = np.zeros(len(A))
     top = max(1.0, float(np.abs(g).max()))
     if near.size:
-        fit = _cone_fit(A[near], g.tolist())
-        mu, off = fit if fit is not None else nnls(A[near].T, -g, maxiter=50 * len(near) + 100)
+        mu, off = cone.fit(A[near], g, maxiter=50 * len(near) + 100)
         masses[near] = mu
     else:
         off = float(np.linalg.norm(g))
@@ -314,64 +315,10 @@ def _gap(g, A, h, x):
     gl = g.tolist()
     if not len(A) or not all(map(math.isfinite, gl)):
         return math.inf, np.zeros(len(A))
-    fit = _cone_fit(A, gl)
-    mu, off = fit if fit is not None else nnls(A.T, -g)
+    mu, off = cone.fit(A, g)
     if not off <= 1e-12 * max(1.0, max(map(abs, gl))):
         return math.inf, mu
     return float(mu @ np.maximum(A @ x + h, 0.0)), mu
-
-
-def _cone_fit(A, g):
-    """``(mu, off)``: ``min |g + A' mu|`` over ``mu >= 0`` (nonnegative least squares, as
-    :func:`scipy.optimize.nnls` of ``A'`` and ``-g``) in closed form where ``A`` has one or two
-    rows (atoms) of one or two variables, the paper's duals; None elsewhere, and where the
-    solution is not unique or is ill-conditioned (two rows within 1e-8 of parallel; with one
-    variable, of the same sign), for scipy's nnls. The optimum is the least squares fit on its
-    support, so it is the best nonnegative one of the fits on each row alone and on both.
-    ``g``: a list of floats."""
-    p, m = A.shape
-    if not (p <= 2 and m <= 2):
-        return None
-    rows = A.tolist()
-    if m == 1:
-        rows = [r + [0.0] for r in rows]
-        g0, g1 = g[0], 0.0
-    else:
-        g0, g1 = g
-    best, least = None, math.sqrt(g0 * g0 + g1 * g1)
-    fits = []
-    for i, (a0, a1) in enumerate(rows):
-        norm2, along = a0 * a0 + a1 * a1, -(a0 * g0 + a1 * g1)
-        fits.append((norm2, along))
-        if norm2 > 0.0 and along > 0.0:
-            t = along / norm2
-            e0, e1 = g0 + t * a0, g1 + t * a1
-            left = math.sqrt(e0 * e0 + e1 * e1)
-            if left < least:
-                best, least = (i, t), left
-    mu = [0.0] * p
-    if p == 2:
-        (a0, a1), (c0, c1) = rows
-        (g00, r0), (g11, r1) = fits
-        g01 = a0 * c0 + a1 * c1
-        if m == 1:
-            # One variable: rows of opposite signs are never both used; of the same sign, any
-            # mix of them fits alike (scipy's choice is its own).
-            if a0 * c0 > 0.0:
-                return None
-        else:
-            det = g00 * g11 - g01 * g01
-            if not det > 1e-8 * g00 * g11:
-                return None  # (rows parallel: many fits; or nearly so: ill-conditioned)
-            t0, t1 = (g11 * r0 - g01 * r1) / det, (g00 * r1 - g01 * r0) / det
-            if t0 >= 0.0 and t1 >= 0.0:
-                e0, e1 = g0 + t0 * a0 + t1 * c0, g1 + t0 * a1 + t1 * c1
-                left = math.sqrt(e0 * e0 + e1 * e1)
-                if left < least:
-                    return np.array([t0, t1]), left
-    if best is not None:
-        mu[best[0]] = best[1]
-    return np.array(mu), least
 
 
 def _face_step(g, H, AW, x, flat_slope=None):

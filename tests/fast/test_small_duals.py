@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import nnls
 
-from elcvx.fast import active_set
+from elcvx.fast import active_set, cone
 
 
 def _cases(seed, count=400):
@@ -48,7 +48,7 @@ def _nnls_agrees(fit, A, g):
 def test_the_cone_fit_is_nnls(seed):
     closed = 0
     for A, g in _cases(seed):
-        fit = active_set._cone_fit(A, g.tolist())
+        fit = cone.closed_form(A, g.tolist())
         if fit is None:
             continue
         closed += 1
@@ -59,20 +59,20 @@ def test_the_cone_fit_is_nnls(seed):
 
 def test_the_cone_fit_leaves_ambiguous_fits_to_nnls():
     # Two atoms of one variable on the same side: any mix of them fits, scipy's choice stands.
-    assert active_set._cone_fit(np.array([[-1.0], [-0.5]]), [0.3]) is None
+    assert cone.closed_form(np.array([[-1.0], [-0.5]]), [0.3]) is None
     # Two rows within 1e-8 of parallel: ill-conditioned.
-    assert active_set._cone_fit(np.array([[1.0, 0.0], [1.0, 1e-9]]), [-1.0, 0.0]) is None
+    assert cone.closed_form(np.array([[1.0, 0.0], [1.0, 1e-9]]), [-1.0, 0.0]) is None
     # Three variables, or three atoms: scipy's.
-    assert active_set._cone_fit(np.eye(2, 3), [1.0, 0.0, 0.0]) is None
-    assert active_set._cone_fit(np.eye(3, 2), [1.0, 0.0]) is None
+    assert cone.closed_form(np.eye(2, 3), [1.0, 0.0, 0.0]) is None
+    assert cone.closed_form(np.eye(3, 2), [1.0, 0.0]) is None
     # Of opposite signs (the MLE's atoms at 0 and wmax): the one on g's side alone.
-    mu, off = active_set._cone_fit(np.array([[-1.0], [0.9]]), [-0.45])
+    mu, off = cone.closed_form(np.array([[-1.0], [0.9]]), [-0.45])
     assert mu.tolist() == [0.0, 0.5] and off == 0.0
 
 
 def test_the_nnls_comparison_catches_a_small_error():
     A, g = np.array([[1.0, 0.0], [0.1, 1.0]]), np.array([-0.3, -0.7])
-    mu, off = active_set._cone_fit(A, g.tolist())
+    mu, off = cone.closed_form(A, g.tolist())
     assert _nnls_agrees((mu, off), A, g)
     assert not _nnls_agrees((mu * (1 + 1e-7), off), A, g)
     assert not _nnls_agrees((mu, off + 1e-10), A, g)
