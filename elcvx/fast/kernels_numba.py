@@ -11,8 +11,15 @@ in place of its kernel.
 A twin goes over its block in runs of :data:`RUN` rows, whose temporaries (``a``, ``q``, the
 features over ``a``) stay in the core's first-level cache: a run's elementwise loops compile to
 vector instructions, and its sums are BLAS dot products of the run's rows (each added to the
-block's sum). So the sums agree with the numpy kernels' (BLAS dot products of 10,000 terms
-added by ``math.fsum``) to a few units in the last place of the terms' size:
+block's sum). For the paper's own programs (the one feature ``w``, no counts), which every
+plain estimate and interval runs, a run's sums are instead taken together in one or two loops
+that keep them in registers (:func:`mle_run_sums`, :func:`plain_run_sums`,
+:func:`power_sums`, :func:`stat_sums`): these functions alone are compiled with
+``fastmath={"reassoc"}``, which lets the compiler split each sum into vector lanes (and
+nothing else: their terms are the same products), so one pass reads its rows once and adds
+each term once, instead of a dozen dot products over the run. So the sums agree with the numpy
+kernels' (BLAS dot products of 10,000 terms added by ``math.fsum``) to a few units in the last
+place of the terms' size:
 
 * the sum of logs multiplies the terms in groups of
   :data:`~elcvx.engines.blocks.LOG_GROUP` and takes one log per group, as
@@ -21,26 +28,22 @@ added by ``math.fsum``) to a few units in the last place of the terms' size:
   error of each ``a = 1 + s`` over ``a`` (Knuth's two-sum), as its numpy kernel does;
 * a bound's centred scatter is each run's about its own mean, merged into the block's by Chan
   et al.'s update (as :func:`elcvx.fast.kernels.merge_moments` merges blocks);
-* no operation is reordered or fused (``fastmath=False``: no FMA contraction; and
-  ``error_model="numpy"``: a division by zero gives numpy's infinity, not an exception), so
-  ``1 + d x`` and ``q`` are the numpy kernels' to the last bit.
+* outside those sums no operation is reordered or fused (``fastmath=False``: no FMA
+  contraction; and ``error_model="numpy"``: a division by zero gives numpy's infinity, not an
+  exception), so ``1 + d x`` and ``q`` are the numpy kernels' to the last bit.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from ..engines.blocks import LOG_GROUP, LOG_RANGE
+from ..engines.blocks import LOG_GROUP
+from .numba_runs import (JIT, RUN, combine, counts_total, dot, features, h_run, log_sums,
+                         mle_run_sums, plain_run_sums, power_sums, stat_sums, value_run_sums,
+                         weights)
 
-#: The rows of a run (its temporaries, a dozen rows of doubles at most, stay in the L1 cache).
-RUN = 1024
-
-_LO, _HI = 2.0 ** -LOG_RANGE, 2.0 ** LOG_RANGE
 _EMPTY = _NO_COUNTS = np.ones(0)
-_JIT = dict(nogil=True, fastmath=False, cache=True, error_model="numpy")
 
 
 def _columns(blk):
@@ -60,118 +63,7 @@ def _counts(c):
     return (_NO_COUNTS, False) if c is None else (np.asarray(c, dtype=float), True)
 
 
-@njit(**_JIT)
-def _weights(c, has_c, start, size, cw):
-    """The run's counts into ``cw`` (ones without counts): each sum ``sum c x`` is then a dot
-    product ``x . cw``."""
-    if has_c:
-        run_c = c[start:start + size]
-        for i in range(size):
-            cw[i] = run_c[i]
-    else:
-        for i in range(size):
-            cw[i] = 1.0
-
-
-@njit(**_JIT)
-def _log_sums(a, size, has_c, cw, prod, split):
-    """``(sum c log a, sum c log max(a, 1))`` over a run's positive ``a`` (the second only
-    with ``split``): without counts, the terms multiplied in groups of ``LOG_GROUP`` (``prod``
-    their scratch) and one log taken per group, where every term is in ``[2**-62, 2**62]`` (so
-    that a product stays a normal float)."""
-    total = above = 0.0
-    inside = 0
-    for i in range(size):
-        inside += (a[i] >= _LO) & (a[i] <= _HI)
-    groups = size // LOG_GROUP
-    if has_c or inside < size or groups == 0:
-        for i in range(size):
-            la = math.log(a[i])
-            total += cw[i] * la
-            above += cw[i] * max(la, 0.0)
-        return total, above
-    for g in range(groups):  # (each group: the rows g, g + groups, g + 2 groups, ...)
-        prod[g] = a[g]
-    for j in range(1, LOG_GROUP):
-        for g in range(groups):
-            prod[g] *= a[j * groups + g]
-    for g in range(groups):
-        total += math.log(prod[g])
-    if split:
-        for g in range(groups):
-            prod[g] = max(a[g], 1.0)
-        for j in range(1, LOG_GROUP):
-            for g in range(groups):
-                prod[g] *= max(a[j * groups + g], 1.0)
-        for g in range(groups):
-            above += math.log(prod[g])
-    for i in range(groups * LOG_GROUP, size):
-        la = math.log(a[i])
-        total += la
-        above += max(la, 0.0)
-    return total, above
-
-
-@njit(**_JIT)
-def _h_run(F, given_h, u, mode, start, size, hb):
-    """A run's value functional into ``hb``: ``given_h`` (``mode`` 0), or a policy's ``w u``
-    (1) or ``w - w u`` (2: the upper side), as :class:`elcvx.engines.blocks.Block` builds it."""
-    if mode == 0:
-        run = given_h[start:start + size]
-        for i in range(size):
-            hb[i] = run[i]
-        return
-    w, ur = F[0][start:start + size], u[start:start + size]
-    for i in range(size):
-        hb[i] = w[i] * ur[i]
-    if mode == 2:
-        for i in range(size):
-            hb[i] = w[i] - hb[i]
-
-
-@njit(**_JIT)
-def _features(F, b, hb, value, has_value, start, size, d):
-    """A run's features into ``d``: ``w - 1``, ``g - b`` (``F``'s rows ``w, g``) and, with
-    ``has_value``, ``h - value`` (``hb``: the run's ``h``), as the numpy kernels' blocks have
-    them."""
-    m0 = len(F)
-    w, d0 = F[0][start:start + size], d[0]
-    for i in range(size):
-        d0[i] = w[i] - 1.0
-    for j in range(1, m0):
-        dj, g, bj = d[j], F[j][start:start + size], b[j - 1]
-        for i in range(size):
-            dj[i] = g[i] - bj
-    if has_value:
-        dv = d[m0]
-        for i in range(size):
-            dv[i] = hb[i] - value
-
-
-@njit(**_JIT)
-def _combine(d, x, m, size, s):
-    """``s = sum_j d[j] x[j]`` over the first ``m`` rows, in :func:`kernels.combine`'s order."""
-    for i in range(size):
-        s[i] = d[0, i] * x[0]
-    for j in range(1, m):
-        for i in range(size):
-            s[i] += d[j, i] * x[j]
-
-
-@njit(**_JIT)
-def _dot(x, y, size):
-    """``x . y`` over the first ``size`` entries (BLAS: vectorised, in its own order)."""
-    return np.dot(x[:size], y[:size])
-
-
-@njit(**_JIT)
-def _total(cw, size, has_c):
-    """The sum of the run's counts (a dot product: a sum in one sequence waits for each
-    addition)."""
-    return np.dot(cw[:size], np.ones(size)) if has_c else float(size)
-
-
-@njit(**_JIT)
+@njit(**JIT)
 def _likelihood(F, targets, given_h, u, mode, value, has_value, c, has_c, x, scale, extra, out):
     """:func:`elcvx.fast.kernels.loglik_block`'s sums away from the origin into ``out``
     (zeros, of its length); False outside the domain (some ``1 + d x <= 0``, or NaN)."""
@@ -194,9 +86,9 @@ def _likelihood(F, targets, given_h, u, mode, value, has_value, c, has_c, x, sca
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
         if has_value or extra:
-            _h_run(F, given_h, u, mode, start, size, hb)
-        _features(F, targets, hb, value, has_value, start, size, d)
-        _combine(d, x, m, size, s)
+            h_run(F, given_h, u, mode, start, size, hb)
+        features(F, targets, hb, value, has_value, start, size, d)
+        combine(d, x, m, size, s)
         # (Loops of one to three arrays each, as in _bound.)
         inside = 0
         for i in range(size):
@@ -210,8 +102,8 @@ def _likelihood(F, targets, given_h, u, mode, value, has_value, c, has_c, x, sca
         for i in range(size):
             q[i] = scale / a[i]
         if has_c:
-            _weights(c, has_c, start, size, cw)
-        run_logs, run_above = _log_sums(a, size, has_c, cw, prod, True)
+            weights(c, has_c, start, size, cw)
+        run_logs, run_above = log_sums(a, size, has_c, cw, prod, True)
         logs += run_logs
         above += run_above
         for j in range(m):
@@ -225,27 +117,45 @@ def _likelihood(F, targets, given_h, u, mode, value, has_value, c, has_c, x, sca
                 rj, crj = r[j], cr[j]
                 for i in range(size):
                     crj[i] = cw[i] * rj[i]
-        f_err += _dot(err, cq, size)
-        out[2] += _dot(q, cw, size)
+        if m == 1 and not has_c:  # (the paper's MLE: its sums in fused loops)
+            fe, sq, sr, srr, sqq, sqr = mle_run_sums(err, q, r[0], size)
+            f_err += fe
+            out[2] += sq
+            out[3] += sr
+            out[hh] += srr
+            out[tail] += sqq
+            out[tail + 1] += sqr
+            if extra:
+                for i in range(size):
+                    hq[i] = hb[i] * q[i]
+                sh, shh, shq, shr = value_run_sums(hq, q, r[0], size)
+                out[ex] += sh
+                if full:
+                    out[ex + 1] += shh
+                    out[ex + 2] += shq
+                    out[ex + 3] += shr
+            continue
+        f_err += dot(err, cq, size)
+        out[2] += dot(q, cw, size)
         for j in range(m):
-            out[3 + j] += _dot(r[j], cw, size)
+            out[3 + j] += dot(r[j], cw, size)
             for b in range(j, m):
-                out[hh + j * m + b] += _dot(cr[j], r[b], size)
+                out[hh + j * m + b] += dot(cr[j], r[b], size)
         if extra:
             for i in range(size):
                 hq[i] = hb[i] * q[i]
-            out[ex] += _dot(hq, cw, size)
+            out[ex] += dot(hq, cw, size)
             if full:
                 if has_c:
                     for i in range(size):
                         chq[i] = cw[i] * hq[i]
-                out[ex + 1] += _dot(chq, hq, size)
-                out[ex + 2] += _dot(chq, q, size)
+                out[ex + 1] += dot(chq, hq, size)
+                out[ex + 2] += dot(chq, q, size)
                 for j in range(m):
-                    out[ex + 3 + j] += _dot(chq, r[j], size)
-        out[tail] += _dot(cq, q, size)
+                    out[ex + 3 + j] += dot(chq, r[j], size)
+        out[tail] += dot(cq, q, size)
         for j in range(m):
-            out[tail + 1 + j] += _dot(cq, r[j], size)
+            out[tail + 1 + j] += dot(cq, r[j], size)
     for j in range(m):
         for b in range(j, m):
             out[hh + b * m + j] = out[hh + j * m + b] = out[hh + j * m + b] / scale
@@ -262,7 +172,7 @@ def _likelihood(F, targets, given_h, u, mode, value, has_value, c, has_c, x, sca
     return True
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _origin(F, targets, given_h, u, mode, value, has_value, c, has_c, scale, extra, out):
     """:func:`elcvx.fast.kernels.loglik_block`'s sums at the origin into ``out`` (zeros)."""
     m0, n = len(F), F[0].size
@@ -273,44 +183,41 @@ def _origin(F, targets, given_h, u, mode, value, has_value, c, has_c, scale, ext
     nf = len(F)
     d = np.empty((m, RUN))
     cd = np.empty((m, RUN)) if has_c else d  # c d
-    t = np.empty((5, RUN))
-    cw, p, cp2, rest, hb = t[0], t[1], t[2], t[3], t[4]
+    t = np.empty((3, RUN))
+    cw, rest, hb = t[0], t[1], t[2]
     if not has_c:
         cw[:] = 1.0
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
         if has_value or extra & 1:
-            _h_run(F, given_h, u, mode, start, size, hb)
-        _features(F, targets, hb, value, has_value, start, size, d)
+            h_run(F, given_h, u, mode, start, size, hb)
+        features(F, targets, hb, value, has_value, start, size, d)
         if has_c:
-            _weights(c, has_c, start, size, cw)
-        out[2] += _total(cw, size, has_c)
+            weights(c, has_c, start, size, cw)
+        out[2] += counts_total(cw, size, has_c)
         for j in range(m):
             if has_c:
                 cdj, dj = cd[j], d[j]
                 for i in range(size):
                     cdj[i] = cw[i] * dj[i]
-            out[3 + j] += _dot(d[j], cw, size)
+            out[3 + j] += dot(d[j], cw, size)
             for b in range(j, m):
-                out[hh + j * m + b] += _dot(cd[j], d[b], size)
-        if extra & 2:  # sum c d^k for k = 3 .. 10, as (c d^2) . d^(k - 2)
-            d0, cd0 = d[0], cd[0]
-            for i in range(size):
-                cp2[i] = cd0[i] * d0[i]
-            for i in range(size):
-                p[i] = d0[i]
-            for k in range(8):
-                out[pw + k] += _dot(cp2, p, size)
-                for i in range(size):
-                    p[i] *= d0[i]
-        if extra & 1:
+                out[hh + j * m + b] += dot(cd[j], d[b], size)
+        if extra & 2:
+            power_sums(d[0], cd[0], size, out, pw)
+        if extra & 1 and nf == 1 and not has_c:  # (the paper's programs: fused)
+            sw, sh, srest = stat_sums(F[0][start:start + size], hb, size)
+            out[st] += sw
+            out[st + 1] += sh
+            out[st + 3] += srest
+        elif extra & 1:
             for j in range(nf):
-                out[st + j] += _dot(F[j][start:start + size], cw, size)
-            out[st + nf] += _dot(hb, cw, size)
+                out[st + j] += dot(F[j][start:start + size], cw, size)
+            out[st + nf] += dot(hb, cw, size)
             w = F[0][start:start + size]
             for i in range(size):
                 rest[i] = w[i] - hb[i]
-            out[st + nf + 2] += _dot(rest, cw, size)
+            out[st + nf + 2] += dot(rest, cw, size)
     for j in range(m):
         for b in range(j, m):
             out[hh + b * m + j] = out[hh + j * m + b]
@@ -339,11 +246,65 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
     return out if ok else None
 
 
-@njit(**_JIT)
+@njit(**JIT)
+def _plain_bound(w, given_h, u, mode, y, out):
+    """:func:`_bound` for the paper's own programs (the one feature ``w``, no counts): the same
+    ``a`` and ``1 / a`` to the last bit, its run's sums taken in two fused loops
+    (:func:`plain_run_sums`) instead of eight dot products and a centring pass."""
+    n = w.size
+    F = (w,)
+    t = np.empty((6, RUN))
+    a, inv, r1, hi, hb, ones = t[0], t[1], t[2], t[3], t[4], t[5]
+    ones[:] = 1.0
+    prod = np.empty(RUN // LOG_GROUP)
+    y0, y1 = y[0], y[1]
+    logs = h_sum = total = 0.0
+    for start in range(0, n, RUN):
+        size = min(RUN, n - start)
+        h_run(F, given_h, u, mode, start, size, hb)
+        wr = w[start:start + size]
+        inside = 0
+        for i in range(size):
+            ai = wr[i] * y1 + hb[i]
+            ai += y0
+            inside += ai > 0.0
+            a[i] = ai
+        if inside < size:
+            return False
+        for i in range(size):
+            inv[i] = 1.0 / a[i]
+        for i in range(size):
+            r1[i] = wr[i] * inv[i]
+        for i in range(size):
+            hi[i] = hb[i] * inv[i]
+        logs += log_sums(a, size, False, ones, prod, False)[0]
+        h, hr0, hr1, m0, m1, c00, c01, c11 = plain_run_sums(inv, r1, hi, size)
+        h_sum += h
+        out[9] += hr0
+        out[10] += hr1
+        # The run's scatter about its own mean, merged into the block's (Chan et al.).
+        new_total = total + size
+        share = size / new_total
+        weight = total * share
+        e0, e1 = m0 - out[3], m1 - out[4]
+        out[5] += c00 + e0 * e0 * weight
+        out[6] += c01 + e0 * e1 * weight
+        out[8] += c11 + e1 * e1 * weight
+        out[3] += e0 * share
+        out[4] += e1 * share
+        total = new_total
+    out[7] = out[6]
+    out[0], out[1], out[2] = logs, h_sum, total
+    return True
+
+
+@njit(**JIT)
 def _bound(F, given_h, u, mode, c, has_c, y, out):
     """:func:`elcvx.fast.kernels.bound_block`'s sums into ``out`` (zeros); False outside the
     domain (some ``a <= 0``, or NaN)."""
     nf, n = len(F), F[0].size
+    if nf == 1 and not has_c:
+        return _plain_bound(F[0], given_h, u, mode, y, out)
     m = nf + 1
     mean, sc, hr = 3, 3 + m, 3 + m + m * m
     r = np.empty((m, RUN))  # (1, F) / a, then centred
@@ -358,7 +319,7 @@ def _bound(F, given_h, u, mode, c, has_c, y, out):
     logs = h_sum = total = 0.0
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
-        _h_run(F, given_h, u, mode, start, size, hb)
+        h_run(F, given_h, u, mode, start, size, hb)
         w = F[0][start:start + size]
         for i in range(size):
             a[i] = w[i] * y[1]
@@ -386,15 +347,15 @@ def _bound(F, given_h, u, mode, c, has_c, y, out):
         for i in range(size):
             hi[i] = hb[i] * inv[i]
         if has_c:
-            _weights(c, has_c, start, size, cw)
+            weights(c, has_c, start, size, cw)
             for i in range(size):
                 chi[i] = cw[i] * hi[i]
-        logs += _log_sums(a, size, has_c, cw, prod, False)[0]
-        h_sum += _dot(hi, cw, size)
-        run_total = _total(cw, size, has_c)
+        logs += log_sums(a, size, has_c, cw, prod, False)[0]
+        h_sum += dot(hi, cw, size)
+        run_total = counts_total(cw, size, has_c)
         for j in range(m):
-            out[hr + j] += _dot(chi, r[j], size)
-            run_mean[j] = _dot(r[j], cw, size) / run_total
+            out[hr + j] += dot(chi, r[j], size)
+            run_mean[j] = dot(r[j], cw, size) / run_total
             mj = run_mean[j]
             for i in range(size):
                 r[j, i] -= mj
@@ -407,7 +368,7 @@ def _bound(F, given_h, u, mode, c, has_c, y, out):
         weight = total * share
         for j in range(m):
             for b in range(j, m):
-                out[sc + j * m + b] += _dot(cr[j], r[b], size) + (
+                out[sc + j * m + b] += dot(cr[j], r[b], size) + (
                     run_mean[j] - out[mean + j]) * (run_mean[b] - out[mean + b]) * weight
         for j in range(m):
             out[mean + j] += (run_mean[j] - out[mean + j]) * share
@@ -431,7 +392,7 @@ def bound_block(blk, sc, y, span=None):
     return out.tolist()
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _quadratic(F, targets, given_h, u, mode, c, has_c, x, out):
     """:func:`elcvx.fast.kernels.quadratic_block`'s sums into ``out`` (zeros)."""
     m0, n = len(F), F[0].size
@@ -444,9 +405,9 @@ def _quadratic(F, targets, given_h, u, mode, c, has_c, x, out):
     hb = np.empty(RUN)
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
-        _h_run(F, given_h, u, mode, start, size, hb)
-        _features(F, targets, hb, 0.0, False, start, size, d)
-        _combine(d, x, m0, size, yv[1])
+        h_run(F, given_h, u, mode, start, size, hb)
+        features(F, targets, hb, 0.0, False, start, size, d)
+        combine(d, x, m0, size, yv[1])
         for i in range(size):
             inv = 1.0 / (yv[1, i] + 1.0)
             yv[1, i] = inv
@@ -454,13 +415,13 @@ def _quadratic(F, targets, given_h, u, mode, c, has_c, x, out):
         for j in range(m0):
             for i in range(size):
                 yv[2 + j, i] = d[j, i] * yv[1, i]
-        _weights(c, has_c, start, size, cw)
+        weights(c, has_c, start, size, cw)
         for j in range(m):
             for i in range(size):
                 cy[j, i] = cw[i] * yv[j, i]
-            out[sums + j] += _dot(yv[j], cw, size)
+            out[sums + j] += dot(yv[j], cw, size)
             for b in range(j, m):
-                out[j * m + b] += _dot(cy[j], yv[b], size)
+                out[j * m + b] += dot(cy[j], yv[b], size)
     for j in range(m):
         for b in range(j + 1, m):
             out[b * m + j] = out[j * m + b]
@@ -475,16 +436,16 @@ def quadratic_block(blk, sc, x):
     return out
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _h_at(F, given_h, u, mode, i):
-    """Row ``i``'s value functional (:func:`_h_run`'s, one row)."""
+    """Row ``i``'s value functional (:func:`h_run`'s, one row)."""
     if mode == 0:
         return given_h[i]
     h = F[0][i] * u[i]
     return F[0][i] - h if mode == 2 else h
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _q(F, b, given_h, u, mode, value, has_value, x, scale, out):
     m0, n = len(F), F[0].size
     for i in range(n):
@@ -503,7 +464,7 @@ def q_block(blk, sc, x, value, scale, out):
     return 0.0
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _bound_q(F, given_h, u, mode, y, kappa, out):
     nf, n = len(F), F[0].size
     for i in range(n):
