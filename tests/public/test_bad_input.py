@@ -251,3 +251,36 @@ def test_the_fields_are_optional_and_keyword_only():
     assert str(err) == "a message" and (err.field, err.index, err.value, err.reason) == (None,) * 4
     with pytest.raises(TypeError):
         InvalidInputError("a message", "w")
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 28: a long array is copied and scanned chunk by chunk; nothing it checks is missed
+# ------------------------------------------------------------------------------------------------
+LONG = 3 * (1 << 17) + 5  # (three chunks and a piece of a fourth)
+
+
+@pytest.mark.parametrize("k, bad, reason", [
+    (LONG - 1, np.nan, "is not finite"), (2 * (1 << 17) + 7, np.inf, "is not finite"),
+    ((1 << 17), -np.inf, "is not finite"), (LONG - 3, 11.0, "is outside [0.0, 10.0]"),
+    (1, -0.5, "is outside [0.0, 10.0]"),
+])
+def test_a_bad_weight_in_any_chunk_of_a_long_log_is_named(k, bad, reason):
+    w = np.random.default_rng(k).uniform(0.0, 10.0, LONG)
+    w[k] = bad
+    with pytest.raises(InvalidInputError) as info:
+        Sample(w, np.zeros(LONG), wmax=10.0)
+    err = info.value
+    assert (err.field, err.index) == ("w", k) and err.reason.startswith(reason)
+    assert np.isnan(err.value) if np.isnan(bad) else err.value == bad
+
+
+def test_a_long_log_is_copied_whole_with_its_least_and_largest_weight():
+    base = np.random.default_rng(5).uniform(0.0, 10.0, 2 * LONG)
+    w = base[::2]  # (a strided view: copied, not referenced)
+    given = w.copy()
+    s = Sample(w, np.ones(LONG), wmax=10.0)
+    assert np.array_equal(s.w, given) and not np.shares_memory(s.w, base)
+    # The least and largest weight, as numpy's own reductions of the user's array give them.
+    assert s.w_observed == (float(np.min(given)), float(np.max(given)))
+    base[:] = 3.0  # the user's array changes; the sample's does not
+    assert np.array_equal(s.w, given)
