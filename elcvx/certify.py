@@ -136,10 +136,12 @@ def _masses(residual, columns, slack):
         if np.all(refit >= 0):
             out.append(refit)
     more, off = nnls(columns, rest, maxiter=iters)
-    if off < np.linalg.norm(rest):
+    if off < math.sqrt(float(rest.dot(rest))):  # (np.linalg.norm's operations, fewer calls)
         out.append(masses + more)
-    # (A candidate equal to one before it would give the same certificates again.)
-    return [mu for i, mu in enumerate(out) if not any(np.array_equal(mu, b) for b in out[:i])]
+    # (A candidate equal to one before it would give the same certificates again: compared as
+    # np.array_equal does, NaN unequal, on lists of floats, at less cost.)
+    keys = [mu.tolist() for mu in out]
+    return [mu for i, mu in enumerate(out) if keys[i] not in keys[:i]]
 
 
 def _best(certificates):
@@ -349,7 +351,7 @@ def _bound_at(fit, n, c_min, floor, slack, rr, sums, kappa, kg, dual, quantile, 
     # sum c e = sum c (q~ - q) a / kappa = (E_Q~[h] - D - mu . s) / kappa for the exactly
     # feasible q~ (sum c q a = N kappa, sum c q~ F = lin - B' mu): free of the rows' rounding.
     sum_e = (primal - dual - float(mu @ slack)) / kappa
-    if not np.any(z):
+    if not z.any():
         # The atoms take the whole residual: q~ is q (e = 0 on every row), whose likelihood is
         # the ball's. (The identity above divides the rounding of E_Q~[h] - D by kappa, which
         # is 1e-14 where the bound is reached only as a row's a -> 0: an end of the range.)

@@ -47,7 +47,8 @@ class Moments:
     def __init__(self, sample, constraints, atoms=None, side="lower", value=None, *,
                  threads=None):
         constraints = mc.check(sample, constraints)
-        self.threads = None if threads is None else num_threads(threads)
+        # (Resolved once per model, ELCVX_NUM_THREADS read here: a pass does not read it again.)
+        self.threads = num_threads(threads)
         self.w = sample.w
         self.c = sample.counts
         self.n = float(sample.n)
@@ -109,7 +110,7 @@ class Moments:
                                      self._h if policy is None else None, policy,
                                      self.side == "upper", getattr(kernel, "reads_D", True))
         return fold_blocks(kernel, merge, self.rows, block_at, params, self._scratch_of,
-                           num_threads(self.threads), out)
+                           self.threads, out)
 
     def _scratch_of(self, _):
         """The calling thread's scratch rows: ``(the kernels', the features')``
