@@ -392,19 +392,20 @@ def _small_newton_step(g, H):
     ``-1 +- r``, ``r`` the scaled off-diagonal entry, below ``-1e-12`` of the largest in
     size): the Newton step ``-H^-1 g``, by the same scaling. None otherwise (the general
     method, with its flat directions)."""
-    if len(g) == 1:
-        dg = -float(H[0, 0])
+    gl, Hl = g.tolist(), H.tolist()  # (Python floats: fewer numpy calls, the same values)
+    if len(gl) == 1:
+        dg = -Hl[0][0]
         if not (dg > 0 and math.isfinite(dg)):
             return None
-        return np.array([float(g[0]) / dg])
-    d0, d1 = -float(H[0, 0]), -float(H[1, 1])
+        return np.array([gl[0] / dg])
+    d0, d1 = -Hl[0][0], -Hl[1][1]
     if not (d0 > 0 and d1 > 0 and math.isfinite(d0) and math.isfinite(d1)):
         return None
     s0, s1 = math.sqrt(d0), math.sqrt(d1)
-    r = float(H[0, 1]) / (s0 * s1)
+    r = Hl[0][1] / (s0 * s1)
     if not -1.0 + abs(r) < -1e-12 * (1.0 + abs(r)):
         return None
-    g0, g1 = float(g[0]) / s0, float(g[1]) / s1
+    g0, g1 = gl[0] / s0, gl[1] / s1
     det = 1.0 - r * r
     return np.array([(g0 + r * g1) / det / s0, (r * g0 + g1) / det / s1])
 

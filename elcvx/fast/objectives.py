@@ -162,7 +162,7 @@ def _bound_start(part, m, n):
     gram[0, 0], gram[0, 1], gram[1, 1] = tail[1], tail[2], tail[3 + m]
     gram[0, 2:], gram[1, 2:] = tail[3:3 + m], tail[4 + m:4 + 2 * m]
     gram[1, 0], gram[2:, 0], gram[2:, 1] = gram[0, 1], gram[0, 2:], gram[1, 2:]
-    return gram * n, np.r_[tail[0], part[2], part[3:3 + m]] * n
+    return gram * n, np.concatenate(([tail[0], part[2]], part[3:3 + m])) * n
 
 
 def likelihood_q(data, x, value=None):
@@ -246,7 +246,9 @@ def _bound_span(data, y):
     if len(y) != 2 or not (data.in_memory and data.policy):
         return None
     gamma, beta = float(y[0]), float(y[1])
-    ends = [b * w for b in (beta, beta + 1.0) for w in data.w_span]
-    margin = 4e-16 * (abs(gamma) + (abs(beta) + 1.0) * max(map(abs, data.w_span)))
+    w0, w1 = data.w_span
+    up = beta + 1.0
+    ends = (beta * w0, beta * w1, up * w0, up * w1)
+    margin = 4e-16 * (abs(gamma) + (abs(beta) + 1.0) * max(abs(w0), abs(w1)))
     lo, hi = gamma + min(ends) - margin, gamma + max(ends) + margin
     return (lo, hi) if lo > 0 and math.isfinite(hi) else None
