@@ -123,7 +123,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
                 return Outcome(x, f, g, masses, "optimal")
             moved = False
         seen.add(frozenset(active))
-        d, mu = _face_step(g, H, A[active], x, flat_slope)
+        d, mu = _face_step(g, H, A[active] if active else A[:0], x, flat_slope)
         decrement = float(g @ d)
         stationary = decrement <= _FLOOR * size
         if active and mu.min() < -_MU_TOL:
@@ -315,7 +315,7 @@ def _gap(g, A, h, x):
     gl = g.tolist()
     if not len(A) or not all(map(math.isfinite, gl)):
         return math.inf, np.zeros(len(A))
-    mu, off = cone.fit(A, g)
+    mu, off = cone.fit(A, g, listed=gl)
     if not off <= 1e-12 * max(1.0, max(map(abs, gl))):
         return math.inf, mu
     return float(mu @ np.maximum(A @ x + h, 0.0)), mu
