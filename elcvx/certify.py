@@ -120,11 +120,9 @@ def _masses(residual, columns, slack):
         return [np.zeros(0)]
     rows, atoms = columns.shape
     iters = 50 * atoms + 100
-    stacked = np.zeros((rows + atoms, atoms))  # (the columns over the penalty's diagonal)
-    stacked[:rows] = columns
-    stacked[rows:].flat[::atoms + 1] = _PENALTY * np.maximum(slack, 0.0)
-    target = np.zeros(rows + atoms)
-    target[:rows] = residual
+    # (The columns over the penalty's diagonal.)
+    stacked = np.concatenate((columns, np.diag(_PENALTY * np.maximum(slack, 0.0))))
+    target = np.concatenate((residual, np.zeros(atoms)))
     masses, _ = nnls(stacked, target, maxiter=iters)
     rest = residual - columns @ masses
     out = [masses]
