@@ -63,15 +63,16 @@ class Outcome(NamedTuple):
 
 def memo(oracle):
     """``oracle`` remembering its last point (the start's domain check is then free)."""
-    last = {}
+    last_key, last_out = None, None
 
     def cached(x):
+        nonlocal last_key, last_out
         # (The point as a list of floats: compared as np.array_equal does, at less cost.)
         key = np.asarray(x, dtype=float).ravel().tolist()
-        if last.get("x") == key and all(t == t for t in key):
-            return last["out"]
+        if last_key == key and all(t == t for t in key):
+            return last_out
         out = oracle(x)
-        last.update(x=key, out=out)
+        last_key, last_out = key, out
         return out
 
     return cached

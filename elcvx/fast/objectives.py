@@ -113,7 +113,7 @@ class LikelihoodOracle:
     def __call__(self, x, full=False):
         data, n, mle = self.data, self.data.n, self.value is None
         self.work.count(data.rows)
-        origin = not full and not np.any(x)
+        origin = not full and not x.any()
         extra = 0
         if mle:
             extra = (data.policy + 2 * (len(x) == 1)) if origin else 1 + self.near
@@ -121,7 +121,7 @@ class LikelihoodOracle:
         part = data.reduce(loglik_block, add, x, self.value, origin, 1.0 / n, extra,
                            None if origin or not mle else _likelihood_span(data, x))
         m = len(x)
-        if part is None or not np.all(np.isfinite(part[2:3 + m + m * m])):
+        if part is None or not np.isfinite(part[2:3 + m + m * m]).all():
             return -math.inf, None, None, math.inf
         f, g, H = part[0] / n, part[3:3 + m], -part[3 + m:3 + m + m * m].reshape(m, m)
         size = (part[1] + 1.0) / n
