@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import nnls
@@ -119,11 +120,9 @@ def _masses(residual, columns, slack):
         return [np.zeros(0)]
     rows, atoms = columns.shape
     iters = 50 * atoms + 100
-    stacked = np.zeros((rows + atoms, atoms))  # (the columns over the penalty's diagonal)
-    stacked[:rows] = columns
-    stacked[rows:].flat[::atoms + 1] = _PENALTY * np.maximum(slack, 0.0)
-    target = np.zeros(rows + atoms)
-    target[:rows] = residual
+    # (The columns over the penalty's diagonal.)
+    stacked = np.concatenate((columns, np.diag(_PENALTY * np.maximum(slack, 0.0))))
+    target = np.concatenate((residual, np.zeros(atoms)))
     masses, _ = nnls(stacked, target, maxiter=iters)
     rest = residual - columns @ masses
     out = [masses]
@@ -136,10 +135,12 @@ def _masses(residual, columns, slack):
         if np.all(refit >= 0):
             out.append(refit)
     more, off = nnls(columns, rest, maxiter=iters)
-    if off < np.linalg.norm(rest):
+    if off < math.sqrt(float(rest.dot(rest))):  # (np.linalg.norm's operations, fewer calls)
         out.append(masses + more)
-    # (A candidate equal to one before it would give the same certificates again.)
-    return [mu for i, mu in enumerate(out) if not any(np.array_equal(mu, b) for b in out[:i])]
+    # (A candidate equal to one before it would give the same certificates again: compared as
+    # np.array_equal does, NaN unequal, on lists of floats, at less cost.)
+    keys = [mu.tolist() for mu in out]
+    return [mu for i, mu in enumerate(out) if keys[i] not in keys[:i]]
 
 
 def _best(certificates):
@@ -148,14 +149,28 @@ def _best(certificates):
     return min(good, key=lambda c: c.error) if good else certificates[0]
 
 
-def _correction(M, rest):
-    """``(z, off)``: ``M z = rest`` by least squares (``M`` may be singular: redundant features),
-    and what it leaves. The columns are scaled to size one first: with weights of ``1e6`` a
-    feature's column can be ``1e-12`` of another's, and an unscaled least squares would take
-    its rounding for a direction."""
+class _Scaled(NamedTuple):
+    """A matrix ``M`` with its columns scaled to size one (``M / norms``), for
+    :func:`_correction`: made once for the several candidates a certificate fits."""
+
+    M: np.ndarray
+    unit: np.ndarray
+    norms: np.ndarray
+
+
+def _scaled(M) -> _Scaled:
     norms = np.sqrt(np.add.reduce(M * M, axis=0))  # (np.linalg.norm's operations, fewer calls)
     norms[~(norms > 0)] = 1.0
-    z = np.linalg.lstsq(M / norms, rest, rcond=1e-13)[0] / norms
+    return _Scaled(M, M / norms, norms)
+
+
+def _correction(M, rest):
+    """``(z, off)``: ``M z = rest`` by least squares (``M`` may be singular: redundant features),
+    and what it leaves; ``M`` a matrix or its :class:`_Scaled`. The columns are scaled to size
+    one first: with weights of ``1e6`` a feature's column can be ``1e-12`` of another's, and an
+    unscaled least squares would take its rounding for a direction."""
+    M, unit, norms = M if isinstance(M, _Scaled) else _scaled(M)
+    z = np.linalg.lstsq(unit, rest, rcond=1e-13)[0] / norms
     return z, rest - M @ z
 
 
@@ -167,12 +182,12 @@ _CHEAP_ENOUGH = 1e-20
 def _fits(M, columns, residual, mu, cost):
     """Candidates ``(mu, z, off)`` for the certificates to judge: :func:`_fit`'s and, where
     its correction is more than rounding, :func:`_cheapest`'s (``cost``: the matrix of ``sum c
-    e^2 = z' cost z``)."""
+    e^2 = z' cost z``; ``M`` a :class:`_Scaled`)."""
     fit = _fit(M, columns, residual, mu)
     z = fit[1]
     if not (_met(fit[2]) and float(z @ cost @ z) > _CHEAP_ENOUGH):
         return [fit]
-    cheap = _cheapest(M, columns, residual, mu, cost)
+    cheap = _cheapest(M.M, columns, residual, mu, cost)
     return [fit] if cheap is None else [fit, cheap]
 
 
@@ -180,11 +195,12 @@ def _fit(M, columns, residual, mu):
     """``(mu, z, off)``: the rows' correction ``z`` for what the atoms' masses ``mu`` leave of
     ``residual``; where the two fitted one after the other leave more than rounding (the atoms
     carry nearly all of a moment of size ``1e6``), both at once on the atoms that carry mass,
-    if that keeps every mass nonnegative."""
+    if that keeps every mass nonnegative. ``M``: a :class:`_Scaled`."""
     z, off = _correction(M, residual - columns @ mu)
     best = (mu, z, off)
-    if np.abs(off).max(initial=0.0) <= ROUNDING:
+    if _met(off):
         return best
+    M = M.M
     # (Atoms of mass 1e-19 are rounding: moved with the others, they may turn negative.)
     for on in (mu > ROUNDING * mu.max(initial=0.0), mu > 0):
         if not on.any():
@@ -241,7 +257,8 @@ def _cheapest(M, columns, residual, mu, cost):
 
 
 def _met(off):
-    return float(np.abs(off).max(initial=0.0)) <= ROUNDING
+    """Whether every entry of ``off`` is within :data:`ROUNDING` of 0 (not a NaN)."""
+    return all(abs(t) <= ROUNDING for t in off.tolist())
 
 
 def _sigma(gap, c_min):
@@ -275,6 +292,7 @@ def likelihood(n, c_min, A, h, x, mass, moments, q2, value=None) -> LikelihoodCe
     cost = np.empty((m + 1, m + 1))  # sum c e^2 = z' cost z
     cost[0, 0], cost[0, 1:], cost[1:, 0], cost[1:, 1:] = 1.0, moments, moments, n * q2[1:, 1:]
     cost *= n
+    M = _scaled(M)
     return _best([_likelihood_at(fit, n, c_min, slack, moments, q2)
                   for mu in _masses(residual, columns, slack)
                   for fit in _fits(M, columns, residual, mu, cost)])
@@ -324,10 +342,11 @@ def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width) -> Cert
     if not _finite(dual, rr, residual):
         return _rejected(Certificate, _OVERFLOW)
     # (A correction e = z . r moves sum c q F by kappa rr z, at a price sum c e^2 = z' rr z.)
+    M = _scaled(kappa * rr)
     return _best([_bound_at(fit, n, c_min, floor, slack, rr, sums, kappa, kg, dual, quantile,
                             mle_gap, width)
                   for mu in _masses(residual, B.T, slack)
-                  for fit in _fits(kappa * rr, B.T, residual, mu, rr)])
+                  for fit in _fits(M, B.T, residual, mu, rr)])
 
 
 def _bound_at(fit, n, c_min, floor, slack, rr, sums, kappa, kg, dual, quantile, mle_gap,
@@ -349,7 +368,7 @@ def _bound_at(fit, n, c_min, floor, slack, rr, sums, kappa, kg, dual, quantile, 
     # sum c e = sum c (q~ - q) a / kappa = (E_Q~[h] - D - mu . s) / kappa for the exactly
     # feasible q~ (sum c q a = N kappa, sum c q~ F = lin - B' mu): free of the rows' rounding.
     sum_e = (primal - dual - float(mu @ slack)) / kappa
-    if not np.any(z):
+    if not z.any():
         # The atoms take the whole residual: q~ is q (e = 0 on every row), whose likelihood is
         # the ball's. (The identity above divides the rounding of E_Q~[h] - D by kappa, which
         # is 1e-14 where the bound is reached only as a row's a -> 0: an end of the range.)

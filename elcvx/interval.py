@@ -117,7 +117,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)
         work = (work[0] + sol.work[0], work[1] + sol.work[1])
-        value_u = float(np.clip(sol.value, 0.0, 1.0))
+        value_u = min(max(float(sol.value), 0.0), 1.0)  # (np.clip's answer, NaN kept, at less cost)
         value_u = value_u if side == "lower" else 1.0 - value_u
         mass, wmass, w_ex = extra_atom(sample, sol)
         w_ex = w_ex if model is None else None  # with constraints, several atoms may carry it

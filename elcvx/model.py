@@ -47,19 +47,22 @@ class Moments:
     def __init__(self, sample, constraints, atoms=None, side="lower", value=None, *,
                  threads=None):
         constraints = mc.check(sample, constraints)
-        self.threads = None if threads is None else num_threads(threads)
+        # (Resolved once per model, ELCVX_NUM_THREADS read here: a pass does not read it again.)
+        self.threads = num_threads(threads)
         self.w = sample.w
         self.c = sample.counts
         self.n = float(sample.n)
         self.k = len(constraints)
-        # Columns stored transposed (one contiguous row per feature): a pass reads each once.
-        self.Gt = np.array([c.values for c in constraints], dtype=float).reshape(self.k, self.w.size)
-        self.b = np.array([c.target for c in constraints], dtype=float)
-        self.Ft = self.w[None, :] if self.k == 0 else np.vstack([self.w, self.Gt])
-        # The paper's programs (no constraint, the default atoms, a policy's value): their atoms
-        # and atom rows are the same for the MLE and both bounds, made once per sample.
+        # The paper's programs (no constraint, the default atoms, a policy's value): their atoms,
+        # atom rows and (empty) constraints' arrays are the same for the MLE and both bounds,
+        # made once per sample.
         self._paper = _paper_arrays(sample) if not (constraints or atoms is not None
                                                     or value is not None) else None
+        # Columns stored transposed (one contiguous row per feature): a pass reads each once.
+        self.Gt, self.b = self._paper_array("constraints", lambda: (
+            np.array([c.values for c in constraints], dtype=float).reshape(self.k, self.w.size),
+            np.array([c.target for c in constraints], dtype=float)))
+        self.Ft = self.w[None, :] if self.k == 0 else np.vstack([self.w, self.Gt])
         self.atoms = (mc.extra_atoms(sample, constraints, atoms) if self._paper is None
                       else self._paper_array("atoms", lambda: mc.extra_atoms(sample)))
         # The range of E_Q[h]: [0, 1] for a policy's value, within [-1, 1] for any other here.
@@ -68,7 +71,8 @@ class Moments:
         if value is None:
             wa = self.atoms[:, 0]
             self._u, self._h = sample.u, None
-            self.h_lo, self.h_hi = np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0)
+            self.h_lo, self.h_hi = self._paper_array("value_range", lambda: (
+                np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0)))
             self.nonnegative = True  # w u and w (1 - u) are
         else:
             self._h, self.h_lo, self.h_hi = (np.asarray(t, dtype=float) for t in value)
@@ -109,7 +113,7 @@ class Moments:
                                      self._h if policy is None else None, policy,
                                      self.side == "upper", getattr(kernel, "reads_D", True))
         return fold_blocks(kernel, merge, self.rows, block_at, params, self._scratch_of,
-                           num_threads(self.threads), out)
+                           self.threads, out)
 
     def _scratch_of(self, _):
         """The calling thread's scratch rows: ``(the kernels', the features')``

@@ -58,10 +58,23 @@ class _ReadOnlyArrays(_Converts):
     """
 
     def __post_init__(self):
-        for f in fields(self):
-            value = self.__dict__.get(f.name)  # (as given: a q not yet computed stays so)
+        given = self.__dict__
+        for name in _field_names(type(self)):
+            value = given.get(name)  # (as given: a q not yet computed stays so)
             if isinstance(value, np.ndarray):
-                object.__setattr__(self, f.name, readonly(value))
+                object.__setattr__(self, name, readonly(value))
+
+
+_FIELD_NAMES: dict = {}
+
+
+def _field_names(cls) -> tuple:
+    """The names of a result dataclass's fields, kept per class (``dataclasses.fields`` builds
+    them anew on each call, a few microseconds a result)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 class _RowsOnRead:

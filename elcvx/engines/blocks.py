@@ -192,13 +192,13 @@ def fold_blocks(kernel, merge, size, block_at, params, scratch_of, threads=1, ou
     threads (:mod:`elcvx.engines.threads`) each takes a contiguous run of blocks; the merge is
     the same left fold over the blocks (or the kernel's ``combine`` of them all) on one thread
     or many, so the answer is the same to the last bit."""
-    ranges = list(blocks(size))
-    if len(ranges) == 1:  # (one block, the common case at small N: no pool, no list)
+    if 0 < size <= BLOCK:  # (one block, the common case at small N: no pool, no list)
         kernel_rows, feature_rows = scratch_of(0)
         blk, sc = block_at(0, size, feature_rows), kernel_rows[:, :size]
         part = kernel(blk, sc, *params) if out is None else kernel(blk, sc, *params, out=out)
         combine_all = getattr(kernel, "combine", None)
         return combine_all([part]) if combine_all and part is not None else part
+    ranges = list(blocks(size))
     threads = max(1, min(threads, len(ranges)))
     stop = []  # (a block outside the domain: the other threads stop too)
     errors = np.geterr()  # (numpy's error state is the calling thread's: each thread takes it)

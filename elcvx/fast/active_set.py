@@ -63,15 +63,16 @@ class Outcome(NamedTuple):
 
 def memo(oracle):
     """``oracle`` remembering its last point (the start's domain check is then free)."""
-    last = {}
+    last_key, last_out = None, None
 
     def cached(x):
+        nonlocal last_key, last_out
         # (The point as a list of floats: compared as np.array_equal does, at less cost.)
         key = np.asarray(x, dtype=float).ravel().tolist()
-        if last.get("x") == key and all(t == t for t in key):
-            return last["out"]
+        if last_key == key and all(t == t for t in key):
+            return last_out
         out = oracle(x)
-        last.update(x=key, out=out)
+        last_key, last_out = key, out
         return out
 
     return cached
@@ -123,7 +124,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
                 return Outcome(x, f, g, masses, "optimal")
             moved = False
         seen.add(frozenset(active))
-        d, mu = _face_step(g, H, A[active], x, flat_slope)
+        d, mu = _face_step(g, H, A[active] if active else A[:0], x, flat_slope)
         decrement = float(g @ d)
         stationary = decrement <= _FLOOR * size
         if active and mu.min() < -_MU_TOL:
@@ -315,7 +316,7 @@ def _gap(g, A, h, x):
     gl = g.tolist()
     if not len(A) or not all(map(math.isfinite, gl)):
         return math.inf, np.zeros(len(A))
-    mu, off = cone.fit(A, g)
+    mu, off = cone.fit(A, g, listed=gl)
     if not off <= 1e-12 * max(1.0, max(map(abs, gl))):
         return math.inf, mu
     return float(mu @ np.maximum(A @ x + h, 0.0)), mu
@@ -392,19 +393,20 @@ def _small_newton_step(g, H):
     ``-1 +- r``, ``r`` the scaled off-diagonal entry, below ``-1e-12`` of the largest in
     size): the Newton step ``-H^-1 g``, by the same scaling. None otherwise (the general
     method, with its flat directions)."""
-    if len(g) == 1:
-        dg = -float(H[0, 0])
+    gl, Hl = g.tolist(), H.tolist()  # (Python floats: fewer numpy calls, the same values)
+    if len(gl) == 1:
+        dg = -Hl[0][0]
         if not (dg > 0 and math.isfinite(dg)):
             return None
-        return np.array([float(g[0]) / dg])
-    d0, d1 = -float(H[0, 0]), -float(H[1, 1])
+        return np.array([gl[0] / dg])
+    d0, d1 = -Hl[0][0], -Hl[1][1]
     if not (d0 > 0 and d1 > 0 and math.isfinite(d0) and math.isfinite(d1)):
         return None
     s0, s1 = math.sqrt(d0), math.sqrt(d1)
-    r = float(H[0, 1]) / (s0 * s1)
+    r = Hl[0][1] / (s0 * s1)
     if not -1.0 + abs(r) < -1e-12 * (1.0 + abs(r)):
         return None
-    g0, g1 = float(g[0]) / s0, float(g[1]) / s1
+    g0, g1 = gl[0] / s0, gl[1] / s1
     det = 1.0 - r * r
     return np.array([(g0 + r * g1) / det / s0, (r * g0 + g1) / det / s1])
 

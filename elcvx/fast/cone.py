@@ -10,11 +10,11 @@ import numpy as np
 from scipy.optimize import nnls
 
 
-def fit(A, g, maxiter=None):
+def fit(A, g, maxiter=None, listed=None):
     """``(mu, off)``: ``min |g + A' mu|`` over ``mu >= 0`` and what it leaves, by
     :func:`closed_form` where that answers, else :func:`scipy.optimize.nnls` of ``A'`` and
-    ``-g`` (``maxiter`` its own)."""
-    found = closed_form(A, np.asarray(g, dtype=float).tolist())
+    ``-g`` (``maxiter`` its own). ``listed``: ``g`` as a list of floats, if the caller has it."""
+    found = closed_form(A, np.asarray(g, dtype=float).tolist() if listed is None else listed)
     if found is not None:
         return found
     return nnls(A.T, -g) if maxiter is None else nnls(A.T, -g, maxiter=maxiter)

@@ -32,7 +32,7 @@ class BoundFrame(NamedTuple):
         """The dual's linear term ``lin . y``: ``E_Q[(1, w, g)] = (1, 1, b)``, in centred
         coordinates ``(1, 0, ..., 0)`` (mixed: ``T' (1, 0, ...)``)."""
         if not self.centred:
-            return np.r_[1.0, 1.0, self.b]
+            return np.concatenate(([1.0, 1.0], self.b))
         e = np.r_[1.0, np.zeros(1 + len(self.b))]
         return e if self.T is None else self.T.T @ e
 

@@ -113,7 +113,7 @@ class LikelihoodOracle:
     def __call__(self, x, full=False):
         data, n, mle = self.data, self.data.n, self.value is None
         self.work.count(data.rows)
-        origin = not full and not np.any(x)
+        origin = not full and not x.any()
         extra = 0
         if mle:
             extra = (data.policy + 2 * (len(x) == 1)) if origin else 1 + self.near
@@ -121,7 +121,7 @@ class LikelihoodOracle:
         part = data.reduce(loglik_block, add, x, self.value, origin, 1.0 / n, extra,
                            None if origin or not mle else _likelihood_span(data, x))
         m = len(x)
-        if part is None or not np.all(np.isfinite(part[2:3 + m + m * m])):
+        if part is None or not np.isfinite(part[2:3 + m + m * m]).all():
             return -math.inf, None, None, math.inf
         f, g, H = part[0] / n, part[3:3 + m], -part[3 + m:3 + m + m * m].reshape(m, m)
         size = (part[1] + 1.0) / n
@@ -162,7 +162,7 @@ def _bound_start(part, m, n):
     gram[0, 0], gram[0, 1], gram[1, 1] = tail[1], tail[2], tail[3 + m]
     gram[0, 2:], gram[1, 2:] = tail[3:3 + m], tail[4 + m:4 + 2 * m]
     gram[1, 0], gram[2:, 0], gram[2:, 1] = gram[0, 1], gram[0, 2:], gram[1, 2:]
-    return gram * n, np.r_[tail[0], part[2], part[3:3 + m]] * n
+    return gram * n, np.concatenate(([tail[0], part[2]], part[3:3 + m])) * n
 
 
 def likelihood_q(data, x, value=None):
@@ -246,7 +246,9 @@ def _bound_span(data, y):
     if len(y) != 2 or not (data.in_memory and data.policy):
         return None
     gamma, beta = float(y[0]), float(y[1])
-    ends = [b * w for b in (beta, beta + 1.0) for w in data.w_span]
-    margin = 4e-16 * (abs(gamma) + (abs(beta) + 1.0) * max(map(abs, data.w_span)))
+    w0, w1 = data.w_span
+    up = beta + 1.0
+    ends = (beta * w0, beta * w1, up * w0, up * w1)
+    margin = 4e-16 * (abs(gamma) + (abs(beta) + 1.0) * max(abs(w0), abs(w1)))
     lo, hi = gamma + min(ends) - margin, gamma + max(ends) + margin
     return (lo, hi) if lo > 0 and math.isfinite(hi) else None

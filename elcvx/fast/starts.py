@@ -178,7 +178,7 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
     if s_ee <= 1e-12 * (sums[0, 0] + v_hat * v_hat * sums[1, 1]):
         s_ee = 0.0  # below the expansion's rounding
     s_ef = sums[0, 2:] - v_hat * sums[1, 2:]
-    coef = np.linalg.lstsq(sums[2:, 2:], s_ef, rcond=None)[0]
+    coef = least_squares(sums[2:, 2:], s_ef)
     S = s_ee - float(s_ef @ coef)
     y = y0
     if S > 0 and quantile > 0 and np.isfinite(coef).all():
@@ -190,6 +190,19 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
         if frame is not None:
             y = frame(y)
     return _start(B, floor, y, oracle, anchor=y0)
+
+
+def least_squares(M, b):
+    """``np.linalg.lstsq(M, b, rcond=None)[0]``, the same bits, in closed form for one equation
+    in one unknown (the bound's start without constraints): LAPACK's ``dgelsd`` then scales
+    ``b`` by the reciprocal of ``M``'s one entry (``dlascl``), ``b * (1 / m)``, where neither
+    is scaled first (entries within ``1e-100 .. 1e100``; elsewhere, and for a zero ``m``,
+    numpy's call)."""
+    if M.shape == (1, 1):
+        m, t = float(M[0, 0]), float(b[0])
+        if 1e-100 <= abs(m) <= 1e100 and abs(t) <= 1e100:
+            return np.array([t * (1.0 / m)])
+    return np.linalg.lstsq(M, b, rcond=None)[0]
 
 
 def _series_start(oracle, raw, A, h, x0):

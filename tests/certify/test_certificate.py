@@ -299,3 +299,27 @@ def test_a_one_row_bound_certificate_bounds_its_error():
             certified.append(off)
             assert math.isfinite(moved.error) and abs(moved.value - want) <= moved.error + 1e-13
     assert 1e-9 in certified and 1e-2 not in certified, certified
+
+
+def _met_by_definition(off):
+    """A fit meets the moments when its largest residual is within ROUNDING (numpy's max: a
+    NaN anywhere is not met; no residual at all is)."""
+    return bool(np.abs(off).max(initial=0.0) <= certify.ROUNDING)
+
+
+def test_the_residual_check_is_its_definition():
+    # certify._met reads the residuals as Python floats (fewer numpy calls): the same verdict
+    # as the definition on residuals at, just above and just below the tolerance, with NaN
+    # and inf in any place, and on none.
+    r = certify.ROUNDING
+    edge = [0.0, r, -r, np.nextafter(r, 1.0), -np.nextafter(r, 1.0), np.nextafter(r, 0.0),
+            np.nan, np.inf, -np.inf, 1e-300, 1.0]
+    rng = np.random.default_rng(7)
+    cases = [np.zeros(0)] + [np.array([a, b]) for a in edge for b in edge]
+    cases += [rng.choice(edge, size=int(rng.integers(1, 5))) for _ in range(300)]
+    for off in cases:
+        assert certify._met(off) == _met_by_definition(off), off
+    # (The comparison can fail: a check that ignores the sign, or a NaN, is caught.)
+    assert any((off.max(initial=0.0) <= r) != _met_by_definition(off) for off in cases)
+    assert any(all(not abs(t) > r for t in off.tolist()) != _met_by_definition(off)
+               for off in cases)

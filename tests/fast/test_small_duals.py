@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import nnls
 
-from elcvx.fast import active_set, cone
+from elcvx.fast import active_set, cone, starts
 
 
 def _cases(seed, count=400):
@@ -216,3 +216,33 @@ def test_lapacks_eigenpair_of_one_number():
     for value in np.r_[rng.standard_normal(50) * 10.0 ** rng.integers(-300, 300, 50), 0.0, -0.0]:
         vals, vecs = np.linalg.eigh(np.array([[value]]))
         assert vals.tolist() == [value] and vecs.tolist() == [[1.0]]
+
+
+def _lstsq_cases(seed, count=3000):
+    """One equation in one unknown, ``(M, b)``, of sizes from 1e-120 to 1e120 (with zeros),
+    so that both the closed form's range and numpy's call beyond it are met."""
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        m = rng.standard_normal() * 10.0 ** rng.uniform(-120, 120)
+        b = rng.standard_normal() * 10.0 ** rng.uniform(-120, 120) if i % 50 else 0.0
+        yield np.array([[m]]), np.array([b])
+
+
+def test_one_unknowns_least_squares_is_lstsqs_to_the_bit():
+    # The bound's start (:func:`elcvx.fast.starts.least_squares`) solves M coef = s by LAPACK's
+    # arithmetic without numpy's call: the same bits as np.linalg.lstsq, whatever the sizes.
+    for M, b in _lstsq_cases(3):
+        got = starts.least_squares(M, b)
+        want = np.linalg.lstsq(M, b, rcond=None)[0]
+        assert got.tobytes() == want.tobytes(), (M, b, got, want)
+    # (And larger systems are numpy's.)
+    M, b = np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([1.0, 2.0])
+    assert starts.least_squares(M, b).tobytes() == np.linalg.lstsq(M, b, rcond=None)[0].tobytes()
+
+
+def test_the_least_squares_comparison_catches_the_quotient():
+    # b / m, the obvious closed form, differs from LAPACK's b * (1 / m) in the last bit about
+    # one time in four: the bitwise comparison above would catch it.
+    differ = sum(float(b[0]) / float(M[0, 0]) != np.linalg.lstsq(M, b, rcond=None)[0][0]
+                 for M, b in _lstsq_cases(4, 400))
+    assert differ > 20
