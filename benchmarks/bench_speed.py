@@ -174,8 +174,10 @@ def _ms(seconds):
 
 
 def repeats_at(n, repeats):
-    """More repetitions where a run is short (their median is noisier)."""
-    return repeats if repeats else (31 if n <= 10**4 else 11 if n <= 10**5 else 7 if n <= 10**6 else 5)
+    """More repetitions where a run is short (their median is noisier); 7 at 1e7, where about
+    one repetition in three finds the first copy of its arrays 25 times slower than the others
+    (the kernel finding memory for them; seen on numpy's copies as on the package's)."""
+    return repeats if repeats else (31 if n <= 10**4 else 11 if n <= 10**5 else 7)
 
 
 def main(argv=None):
@@ -183,7 +185,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="N = 1e4 and 1e6 (a smoke run)")
     parser.add_argument("--sizes", type=float, nargs="*", help="the N to run (default 1e4 1e7)")
     parser.add_argument("--repeats", type=int, default=0,
-                        help="repetitions per N (default: 31 at 1e4 down to 5 at 1e7)")
+                        help="repetitions per N (default: 31 at 1e4 down to 7 at 1e6 and 1e7)")
     parser.add_argument("--threads", type=int, nargs="*",
                         help="thread counts to compare (default: 1 and every core)")
     parser.add_argument("--logs", nargs="*", choices=LOGS, default=list(LOGS))
@@ -217,7 +219,7 @@ def main(argv=None):
             else:
                 os.environ[var] = value
     if args.write_docs:
-        body = (f"{table(rows)}\n\nWall-clock medians of {args.repeats or 'from 31 (1e4) to 5 (1e7)'} "
+        body = (f"{table(rows)}\n\nWall-clock medians of {args.repeats or 'from 31 (1e4) to 7 (1e6, 1e7)'} "
                 f"fresh logs per N, kernels {' and '.join(kernels)} at thread counts "
                 f"{', '.join(map(str, threads))} on the same logs in turn. {machine()}")
         write_between_markers(DOCS, "bench_speed.py", body)
