@@ -7,6 +7,7 @@ shows (:mod:`elcvx._convert`).
 
 from __future__ import annotations
 
+import functools
 import math
 
 from dataclasses import dataclass, field, fields
@@ -65,16 +66,11 @@ class _ReadOnlyArrays(_Converts):
                 object.__setattr__(self, name, readonly(value))
 
 
-_FIELD_NAMES: dict = {}
-
-
+@functools.cache
 def _field_names(cls) -> tuple:
     """The names of a result dataclass's fields, kept per class (``dataclasses.fields`` builds
     them anew on each call, a few microseconds a result)."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
-    return names
+    return tuple(f.name for f in fields(cls))
 
 
 class _RowsOnRead:

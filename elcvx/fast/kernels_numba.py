@@ -13,13 +13,10 @@ features over ``a``) stay in the core's first-level cache: a run's elementwise l
 vector instructions, and its sums are BLAS dot products of the run's rows (each added to the
 block's sum). For the paper's own programs (the one feature ``w``, no counts), which every
 plain estimate and interval runs, a run's sums are instead taken together in one or two loops
-that keep them in registers (:func:`mle_run_sums`, :func:`plain_run_sums`,
-:func:`power_sums`, :func:`stat_sums`): these functions alone are compiled with
-``fastmath={"reassoc"}``, which lets the compiler split each sum into vector lanes (and
-nothing else: their terms are the same products), so one pass reads its rows once and adds
-each term once, instead of a dozen dot products over the run. So the sums agree with the numpy
-kernels' (BLAS dot products of 10,000 terms added by ``math.fsum``) to a few units in the last
-place of the terms' size:
+that keep them in registers (the fused sums of :mod:`elcvx.fast.numba_runs`, which alone are
+compiled with ``fastmath={"reassoc"}``), instead of a dozen dot products over the run. So the
+sums agree with the numpy kernels' (BLAS dot products of 10,000 terms added by ``math.fsum``)
+to a few units in the last place of the terms' size:
 
 * the sum of logs multiplies the terms in groups of
   :data:`~elcvx.engines.blocks.LOG_GROUP` and takes one log per group, as
@@ -247,64 +244,13 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
 
 
 @njit(**JIT)
-def _plain_bound(w, given_h, u, mode, y, out):
-    """:func:`_bound` for the paper's own programs (the one feature ``w``, no counts): the same
-    ``a`` and ``1 / a`` to the last bit, its run's sums taken in two fused loops
-    (:func:`plain_run_sums`) instead of eight dot products and a centring pass."""
-    n = w.size
-    F = (w,)
-    t = np.empty((6, RUN))
-    a, inv, r1, hi, hb, ones = t[0], t[1], t[2], t[3], t[4], t[5]
-    ones[:] = 1.0
-    prod = np.empty(RUN // LOG_GROUP)
-    y0, y1 = y[0], y[1]
-    logs = h_sum = total = 0.0
-    for start in range(0, n, RUN):
-        size = min(RUN, n - start)
-        h_run(F, given_h, u, mode, start, size, hb)
-        wr = w[start:start + size]
-        inside = 0
-        for i in range(size):
-            ai = wr[i] * y1 + hb[i]
-            ai += y0
-            inside += ai > 0.0
-            a[i] = ai
-        if inside < size:
-            return False
-        for i in range(size):
-            inv[i] = 1.0 / a[i]
-        for i in range(size):
-            r1[i] = wr[i] * inv[i]
-        for i in range(size):
-            hi[i] = hb[i] * inv[i]
-        logs += log_sums(a, size, False, ones, prod, False)[0]
-        h, hr0, hr1, m0, m1, c00, c01, c11 = plain_run_sums(inv, r1, hi, size)
-        h_sum += h
-        out[9] += hr0
-        out[10] += hr1
-        # The run's scatter about its own mean, merged into the block's (Chan et al.).
-        new_total = total + size
-        share = size / new_total
-        weight = total * share
-        e0, e1 = m0 - out[3], m1 - out[4]
-        out[5] += c00 + e0 * e0 * weight
-        out[6] += c01 + e0 * e1 * weight
-        out[8] += c11 + e1 * e1 * weight
-        out[3] += e0 * share
-        out[4] += e1 * share
-        total = new_total
-    out[7] = out[6]
-    out[0], out[1], out[2] = logs, h_sum, total
-    return True
-
-
-@njit(**JIT)
 def _bound(F, given_h, u, mode, c, has_c, y, out):
     """:func:`elcvx.fast.kernels.bound_block`'s sums into ``out`` (zeros); False outside the
     domain (some ``a <= 0``, or NaN)."""
     nf, n = len(F), F[0].size
-    if nf == 1 and not has_c:
-        return _plain_bound(F[0], given_h, u, mode, y, out)
+    # The paper's own programs (the one feature w, no counts) take a run's sums in two fused
+    # loops (plain_run_sums) instead of eight dot products and a centring pass.
+    fused = nf == 1 and not has_c
     m = nf + 1
     mean, sc, hr = 3, 3 + m, 3 + m + m * m
     r = np.empty((m, RUN))  # (1, F) / a, then centred
@@ -316,6 +262,7 @@ def _bound(F, given_h, u, mode, c, has_c, y, out):
         cw[:] = 1.0
     prod = np.empty(RUN // LOG_GROUP)
     run_mean = np.empty(m)
+    run_scatter = np.empty((m, m))  # (about the run's mean; the upper triangle)
     logs = h_sum = total = 0.0
     for start in range(0, n, RUN):
         size = min(RUN, n - start)
@@ -351,24 +298,34 @@ def _bound(F, given_h, u, mode, c, has_c, y, out):
             for i in range(size):
                 chi[i] = cw[i] * hi[i]
         logs += log_sums(a, size, has_c, cw, prod, False)[0]
-        h_sum += dot(hi, cw, size)
         run_total = counts_total(cw, size, has_c)
-        for j in range(m):
-            out[hr + j] += dot(chi, r[j], size)
-            run_mean[j] = dot(r[j], cw, size) / run_total
-            mj = run_mean[j]
-            for i in range(size):
-                r[j, i] -= mj
-            if has_c:
+        if fused:
+            (h, hr0, hr1, run_mean[0], run_mean[1], run_scatter[0, 0], run_scatter[0, 1],
+             run_scatter[1, 1]) = plain_run_sums(r[0], r[1], hi, size)
+            h_sum += h
+            out[hr] += hr0
+            out[hr + 1] += hr1
+        else:
+            h_sum += dot(hi, cw, size)
+            for j in range(m):
+                out[hr + j] += dot(chi, r[j], size)
+                run_mean[j] = dot(r[j], cw, size) / run_total
+                mj = run_mean[j]
                 for i in range(size):
-                    cr[j, i] = cw[i] * r[j, i]
+                    r[j, i] -= mj
+                if has_c:
+                    for i in range(size):
+                        cr[j, i] = cw[i] * r[j, i]
+            for j in range(m):
+                for b in range(j, m):
+                    run_scatter[j, b] = dot(cr[j], r[b], size)
         # The run's scatter about its own mean, merged into the block's (Chan et al.).
         new_total = total + run_total
         share = run_total / new_total
         weight = total * share
         for j in range(m):
             for b in range(j, m):
-                out[sc + j * m + b] += dot(cr[j], r[b], size) + (
+                out[sc + j * m + b] += run_scatter[j, b] + (
                     run_mean[j] - out[mean + j]) * (run_mean[b] - out[mean + b]) * weight
         for j in range(m):
             out[mean + j] += (run_mean[j] - out[mean + j]) * share

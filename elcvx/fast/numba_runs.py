@@ -149,7 +149,7 @@ def counts_total(cw, size, has_c):
 def mle_run_sums(err, q, r, size):
     """A run's sums for the MLE's pass with the one feature ``d = w - 1`` and no counts:
     ``(sum err q, sum q, sum r, sum r^2, sum q^2, sum q r)`` (``r = d q``), in one loop that
-    keeps them in registers (``reassoc``: the sums alone may be split into vector lanes)."""
+    keeps them in registers."""
     eq = sq = sr = srr = sqq = sqr = 0.0
     for i in range(size):
         eq += err[i] * q[i]
@@ -176,10 +176,8 @@ def value_run_sums(hq, q, r, size):
 @njit(**SUMS_JIT)
 def power_sums(d, cd, size, out, at):
     """``sum c d^k`` for ``k = 3 .. 10`` over a run, added to ``out[at:at + 8]``: one loop that
-    keeps the eight sums in registers. Its sums alone may be reordered (``reassoc``: the
-    compiler splits each into vector lanes), so each differs from a sum in sequence by rounding;
-    each term ``c d^k`` may be rounded differently from ``c d^2 d^(k - 2)`` by an ulp. (Written
-    out: eight accumulators in an array, or a loop over ``k``, stay in memory, 6x slower.)"""
+    keeps the eight sums in registers. (Written out: eight accumulators in an array, or a loop
+    over ``k``, stay in memory, 6x slower.)"""
     s3 = s4 = s5 = s6 = s7 = s8 = s9 = s10 = 0.0
     for i in range(size):
         x = d[i]
@@ -211,8 +209,7 @@ def power_sums(d, cd, size, out, at):
 
 @njit(**SUMS_JIT)
 def stat_sums(w, h, size):
-    """``(sum w, sum h, sum (w - h))`` over a run, in one loop (``reassoc``: the sums alone may
-    be split into vector lanes; each ``w - h`` is formed as written)."""
+    """``(sum w, sum h, sum (w - h))`` over a run, in one loop."""
     sw = sh = srest = 0.0
     for i in range(size):
         sw += w[i]
@@ -223,10 +220,10 @@ def stat_sums(w, h, size):
 
 @njit(**SUMS_JIT)
 def plain_run_sums(inv, r1, hi, size):
-    """A run's sums for :func:`_plain_bound`: ``sum h/a``, ``sum (h/a) (1/a)``, ``sum (h/a)
-    (w/a)``, the means of ``1/a`` and ``w/a``, and the three sums of their centred products,
-    each in one loop that keeps its sums in registers (``reassoc``: the sums alone may be
-    split into vector lanes; the centred terms are formed as written)."""
+    """A run's sums for :func:`elcvx.fast.kernels_numba._bound` with the one feature ``w`` and
+    no counts: ``sum h/a``, ``sum (h/a) (1/a)``, ``sum (h/a) (w/a)``, the means of ``1/a`` and
+    ``w/a``, and the three sums of their products about those means, in two loops that keep
+    them in registers."""
     h = hr0 = hr1 = s0 = s1 = 0.0
     for i in range(size):
         h += hi[i]
