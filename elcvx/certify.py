@@ -36,9 +36,12 @@ against the reported ``q``).
 K geomean(a) - lin . y`` at a dual-feasible ``y = (gamma, beta, lambda)`` (``a = F y + h``,
 ``F = (1, w, g)``) is a lower bound; an exactly feasible primal point an upper bound. That
 point is ``q = kappa / a`` (which meets the likelihood constraint with equality) with atom
-masses and the correction ``e_n = z . F_n / a_n``, mixed with the MLE's exactly feasible point
-(a fraction ``theta = eta / (eta + quantile/2 - delta_mle)``) to make up the likelihood
-``eta`` that the correction lost. The ball is the one around the reported ``l*``, at most
+masses and the correction ``e_n = z . F_n / a_n``, mixed with the true MLE ``Q*`` (exactly
+feasible, of likelihood ``l* >= l``) in a fraction ``theta = eta / (eta + quantile/2 -
+delta_mle)`` to make up the likelihood ``eta`` that the correction lost (the log-likelihood is
+concave). Mixing raises ``E_Q[h]`` by ``theta (E_Q*[h] - E_Q~[h])``: at most ``theta`` times
+the range of ``E_Q[h]``, or, where the MLE's estimate is certified, ``theta (top - E_Q~[h])``
+with ``top`` that estimate plus its error (``Q*``'s atoms at ``h``'s least). The ball is the one around the reported ``l*``, at most
 ``delta_mle`` below the true one, which moves the true bound by at most ``K geomean (1 -
 exp(-delta_mle / N))``. With one row the correction is one number and its likelihood exact,
 ``eta = -N log(1 + e)``: the row may then carry more than the ball's least mass (a bound at
@@ -320,13 +323,15 @@ def _likelihood_at(fit, n, c_min, slack, moments, q2):
                                  sigma=_sigma(gap, c_min))
 
 
-def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width) -> Certificate:
+def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width,
+          top=math.inf) -> Certificate:
     """The certificate of a bound's dual point ``y = (gamma, beta, lambda)``: ``B y + floor >= 0``
     are the atoms' constraints, ``sums`` the pass's at ``y``
     (:class:`~elcvx.fast.kernels.BoundSums`), ``K = exp(-(l + quantile/2) / N)`` with ``l`` the
     reported MLE, ``mle_gap`` its certified gap, ``lin = (1, 1, b)``, ``width`` the range of
-    ``E_Q[h]`` (1 for a policy's value). ``error`` bounds the distance of the reported dual
-    value to the true bound."""
+    ``E_Q[h]`` (1 for a policy's value), ``top`` an upper bound on ``E_Q[h]`` at the true MLE
+    where one is certified (the estimate plus its error), else inf. ``error`` bounds the
+    distance of the reported dual value to the true bound."""
     y = np.asarray(y, dtype=float)
     slack = B @ y + floor
     if not slack.min(initial=0.0) >= -SLACK_TOL:
@@ -344,13 +349,13 @@ def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width) -> Cert
     # (A correction e = z . r moves sum c q F by kappa rr z, at a price sum c e^2 = z' rr z.)
     M = _scaled(kappa * rr)
     return _best([_bound_at(fit, n, c_min, floor, slack, rr, sums, kappa, kg, dual, quantile,
-                            mle_gap, width)
+                            mle_gap, width, top)
                   for mu in _masses(residual, B.T, slack)
                   for fit in _fits(M, B.T, residual, mu, rr)])
 
 
 def _bound_at(fit, n, c_min, floor, slack, rr, sums, kappa, kg, dual, quantile, mle_gap,
-              width):
+              width, top):
     """:func:`bound`'s certificate with the atoms' masses and the rows' correction of ``fit``
     (:func:`_fits`)."""
     mu, z, off = fit
@@ -386,12 +391,16 @@ def _bound_at(fit, n, c_min, floor, slack, rr, sums, kappa, kg, dual, quantile, 
     if not room > 0:
         return _rejected(Certificate, "the MLE's gap exceeds the ball's radius", mu)
     theta = eta / (eta + room)
-    above = primal + theta * width - dual
+    # The partner's E_Q[h] exceeds E_Q~[h] by at most the range, or by top - E_Q~[h] where the
+    # MLE's value is certified: at N = 1e7 eta is 1e-6 at f's rounding, which times the range
+    # is an error of 2.5e-6 (one more pass), times top - E_Q~[h] (the interval's half) 1e-9.
+    reach = width if not top < math.inf else max(0.0, min(width, top - primal))
+    above = primal + theta * reach - dual
     below = -kg * math.expm1(-mle_gap / n)
     error = max(above, below, 0.0)
     if not error <= VALUE_TOL:
         why = (f"the bound's error bound is {error:.2g}: a primal point above by "
-               f"{primal - dual:.2g}, its likelihood made up at {theta * width:.2g}, the MLE's "
+               f"{primal - dual:.2g}, its likelihood made up at {theta * reach:.2g}, the MLE's "
                f"gap {below:.2g}")
         return Certificate(False, error, mu, why)
     return Certificate(True, error, mu)

@@ -71,7 +71,8 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (bound within 1e-13 of 0)",
                              work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
     given = dict(data=data, K=K, quantile=quantile, mle_gap=mle_gap, work=work, reach=reach,
-                 mle_sol=mle_sol, start=start, max_iter=max_iter, start_at_mle=start_at_mle)
+                 mle_sol=mle_sol, start=start, max_iter=max_iter, start_at_mle=start_at_mle,
+                 top=_value_top(data, mle_sol) if carried is not None else math.inf)
     out, _ = _bound_in(BoundFrame(False, data.b), **given)
     if out.status != "optimal" and max_iter:
         # At a target within 1e-4 of the feasible set's edge, |lambda| = 1e5: in the user's
@@ -90,7 +91,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
 
 
 def _bound_in(frame, *, data, K, quantile, mle_gap, work, reach, mle_sol, start, max_iter,
-              start_at_mle):
+              start_at_mle, top):
     """``(solution, last pass)``: :func:`lower_bound_of`'s solution, the method run in the
     coordinates of ``frame`` (:class:`~elcvx.fast.frames.BoundFrame`): the same dual, other
     roundings. The solution is reported in the user's coordinates."""
@@ -99,7 +100,7 @@ def _bound_in(frame, *, data, K, quantile, mle_gap, work, reach, mle_sol, start,
     oracle = memo(raw)
     B, floor = frame.rows(data)
     bound = dict(data=data, K=K, lin=lin, B=B, floor=floor, raw=raw, work=work,
-                 quantile=quantile, mle_gap=mle_gap, frame=frame)
+                 quantile=quantile, mle_gap=mle_gap, frame=frame, top=top)
     return _bound_run(oracle, raw, bound, frame, data=data, quantile=quantile, work=work,
                       mle_sol=mle_sol, start=start, max_iter=max_iter,
                       start_at_mle=start_at_mle), raw.last
@@ -204,7 +205,8 @@ def _bound_failure(data, work, why):
     return BoundSolution(nan, nan, nan, nan, _nans(data), why, work=work.counts())
 
 
-def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap, frame):
+def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap, frame,
+                top):
     """The bound's solution at ``y`` (dual value ``f``) from the oracle's pass there (one more
     where its last was at another point), certified (:func:`elcvx.certify.bound`); its ``q``
     is computed on its first read."""
@@ -219,7 +221,8 @@ def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, ml
     # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
     cq = kappa * sums.total * frame.means_to_user(sums.mean)
     lo, hi = data.value_range
-    cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo)
+    cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo,
+                         top)
     if status == "optimal" and not cert.certified:
         status = f"not certified ({cert.reason})"
     user = frame.to_user(y)
@@ -227,6 +230,21 @@ def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, ml
                          kappa=float(kappa), q=q, status=status, work=work.counts(),
                          lambdas=tuple(float(t) for t in user[2:]),
                          sums=(float(cq[0]), float(cq[1])), error=cert.error)
+
+
+def _value_top(data, mle_sol):
+    """An upper bound on ``E_Q*[h]`` at the true MLE ``Q*`` of a policy's value (``mle_sol``,
+    of these rows: :func:`_at_the_mle`), for the certificate's mixing: the rows' part of the
+    estimate (its atoms at ``h = 0``) plus its certified error, which holds for any ``rho``
+    (``w u`` on the lower side, ``w (1 - u)`` on the upper), and the sums' rounding; inf where
+    the estimate is not certified."""
+    error = mle_sol.error
+    if not (mle_sol.status == "optimal" and math.isfinite(error) and len(mle_sol.sums) >= 3
+            and mle_sol.sums[2] is not None):
+        return math.inf
+    _, wq, value = mle_sol.sums[:3]
+    rows = wq - value if data.side == "upper" else value
+    return float(rows) + float(error) + certify.ROUNDING
 
 
 def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
