@@ -7,8 +7,11 @@ its message's facts: ``field`` (the argument), and for an array's entry ``index`
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from .engines import threads as _threads
 from .errors import InvalidInputError
 
 METHODS = ("auto", "fast", "cvxpy")
@@ -122,17 +125,31 @@ def _copy(raw: np.ndarray, span: bool):
 
     A long float64 array is copied chunk by chunk, each chunk's least and largest entries read
     while it is in the cache: a copy followed by two reductions would read the whole copy from
-    memory twice more (at 1e7 entries, 8.4 ms against 11 ms).
+    memory twice more (at 1e7 entries, 8.4 ms against 11 ms). The chunks are shared among the
+    threads of a pass (:mod:`elcvx.engines.threads`), a contiguous run each: the copy's page
+    faults then come in on every core (at 1e7 entries on 2 cores, 5.9 ms against 8.4).
     """
     if not (span and raw.dtype == np.float64 and raw.size > _CHUNK):
         x = np.array(raw, dtype=np.float64)
         return (x, (float(x.min()), float(x.max())) if x.size else None) if span else x
     x = np.empty(raw.size)
-    lo, hi = np.inf, -np.inf
-    for i in range(0, raw.size, _CHUNK):
-        chunk = x[i:i + _CHUNK]
-        np.copyto(chunk, raw[i:i + _CHUNK])
-        lo, hi = np.minimum(lo, chunk.min()), np.maximum(hi, chunk.max())  # (NaN carries)
+    chunks = -(-raw.size // _CHUNK)
+    threads = min(_threads.num_threads(), chunks)
+    cuts = [chunks * t // threads * _CHUNK for t in range(threads)] + [raw.size]
+
+    def run(start, stop):
+        lo, hi = np.inf, -np.inf
+        for i in range(start, stop, _CHUNK):
+            chunk = x[i:min(i + _CHUNK, stop)]
+            np.copyto(chunk, raw[i:i + chunk.size])
+            lo, hi = np.minimum(lo, chunk.min()), np.maximum(hi, chunk.max())  # (NaN carries)
+        return lo, hi
+
+    spans = _threads.run([functools.partial(run, cuts[t], cuts[t + 1]) for t in range(threads)],
+                         threads)
+    lo, hi = spans[0]
+    for a, b in spans[1:]:
+        lo, hi = np.minimum(lo, a), np.maximum(hi, b)
     return x, (float(lo), float(hi))
 
 

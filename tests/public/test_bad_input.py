@@ -264,7 +264,9 @@ LONG = 3 * (1 << 17) + 5  # (three chunks and a piece of a fourth)
     ((1 << 17), -np.inf, "is not finite"), (LONG - 3, 11.0, "is outside [0.0, 10.0]"),
     (1, -0.5, "is outside [0.0, 10.0]"),
 ])
-def test_a_bad_weight_in_any_chunk_of_a_long_log_is_named(k, bad, reason):
+@pytest.mark.parametrize("threads", ["1", "2", "3"])  # (the chunks split among the threads)
+def test_a_bad_weight_in_any_chunk_of_a_long_log_is_named(k, bad, reason, threads, monkeypatch):
+    monkeypatch.setenv("ELCVX_NUM_THREADS", threads)
     w = np.random.default_rng(k).uniform(0.0, 10.0, LONG)
     w[k] = bad
     with pytest.raises(InvalidInputError) as info:
@@ -284,3 +286,17 @@ def test_a_long_log_is_copied_whole_with_its_least_and_largest_weight():
     assert s.w_observed == (float(np.min(given)), float(np.max(given)))
     base[:] = 3.0  # the user's array changes; the sample's does not
     assert np.array_equal(s.w, given)
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3", "8"])
+@pytest.mark.parametrize("least, largest", [(LONG - 2, (1 << 17) + 3), (3, LONG - 1)])
+def test_a_long_log_copied_on_several_threads_is_the_same_copy(threads, least, largest,
+                                                               monkeypatch):
+    # The chunks are shared among the threads, a run each: the copy is the user's array to the
+    # last bit, and its least and largest weight are found in whichever run holds them.
+    monkeypatch.setenv("ELCVX_NUM_THREADS", threads)
+    w = np.random.default_rng(least).uniform(1.0, 9.0, LONG)
+    w[least], w[largest] = 0.25, 9.75
+    s = Sample(w, np.ones(LONG), wmax=10.0)
+    assert s.w.tobytes() == w.tobytes() and not np.shares_memory(s.w, w)
+    assert s.w_observed == (0.25, 9.75)
