@@ -118,6 +118,11 @@ def _array(name: str, value, span: bool = False):
 
 #: Entries copied and then reduced together, while they are in the core's cache (1 MiB).
 _CHUNK = 1 << 17
+#: The entries (32 MB) from which a copy is made on several threads. A smaller copy may come from
+#: the heap, whose page faults the threads contend for: on 2 cores, copies of 1e6 and 3e6 entries
+#: took at times 5 to 8 times as long on two threads as on one (glibc maps one of 32 MB or more
+#: afresh: 1e7 entries gained 1.5 times).
+_THREADED = 1 << 22
 
 
 def _copy(raw: np.ndarray, span: bool):
@@ -125,16 +130,17 @@ def _copy(raw: np.ndarray, span: bool):
 
     A long float64 array is copied chunk by chunk, each chunk's least and largest entries read
     while it is in the cache: a copy followed by two reductions would read the whole copy from
-    memory twice more (at 1e7 entries, 8.4 ms against 11 ms). The chunks are shared among the
-    threads of a pass (:mod:`elcvx.engines.threads`), a contiguous run each: the copy's page
-    faults then come in on every core (at 1e7 entries on 2 cores, 5.9 ms against 8.4).
+    memory twice more (at 1e7 entries, 8.4 ms against 11 ms). From :data:`_THREADED` entries the
+    chunks are shared among the threads of a pass (:mod:`elcvx.engines.threads`), a contiguous
+    run each: the copy's page faults then come in on every core (at 1e7 entries on 2 cores,
+    5.9 ms against 8.4).
     """
     if not (span and raw.dtype == np.float64 and raw.size > _CHUNK):
         x = np.array(raw, dtype=np.float64)
         return (x, (float(x.min()), float(x.max())) if x.size else None) if span else x
     x = np.empty(raw.size)
     chunks = -(-raw.size // _CHUNK)
-    threads = min(_threads.num_threads(), chunks)
+    threads = min(_threads.num_threads(), chunks) if raw.size >= _THREADED else 1
     cuts = [chunks * t // threads * _CHUNK for t in range(threads)] + [raw.size]
 
     def run(start, stop):

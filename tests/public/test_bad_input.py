@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import elcvx
-from elcvx import InvalidInputError, Sample
+from elcvx import InvalidInputError, Sample, _validation
 
 
 @pytest.fixture
@@ -267,6 +267,7 @@ LONG = 3 * (1 << 17) + 5  # (three chunks and a piece of a fourth)
 @pytest.mark.parametrize("threads", ["1", "2", "3"])  # (the chunks split among the threads)
 def test_a_bad_weight_in_any_chunk_of_a_long_log_is_named(k, bad, reason, threads, monkeypatch):
     monkeypatch.setenv("ELCVX_NUM_THREADS", threads)
+    monkeypatch.setattr(_validation, "_THREADED", 1 << 17)  # (threads from 32 MB: here from 1 MB)
     w = np.random.default_rng(k).uniform(0.0, 10.0, LONG)
     w[k] = bad
     with pytest.raises(InvalidInputError) as info:
@@ -295,6 +296,7 @@ def test_a_long_log_copied_on_several_threads_is_the_same_copy(threads, least, l
     # The chunks are shared among the threads, a run each: the copy is the user's array to the
     # last bit, and its least and largest weight are found in whichever run holds them.
     monkeypatch.setenv("ELCVX_NUM_THREADS", threads)
+    monkeypatch.setattr(_validation, "_THREADED", 1 << 17)  # (threads from 32 MB: here from 1 MB)
     w = np.random.default_rng(least).uniform(1.0, 9.0, LONG)
     w[least], w[largest] = 0.25, 9.75
     s = Sample(w, np.ones(LONG), wmax=10.0)
