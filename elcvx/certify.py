@@ -123,9 +123,12 @@ def _masses(residual, columns, slack):
         return [np.zeros(0)]
     rows, atoms = columns.shape
     iters = 50 * atoms + 100
-    # (The columns over the penalty's diagonal.)
-    stacked = np.concatenate((columns, np.diag(_PENALTY * np.maximum(slack, 0.0))))
-    target = np.concatenate((residual, np.zeros(atoms)))
+    # (The columns over the penalty's diagonal, written in place: no diagonal matrix made.)
+    stacked = np.zeros((rows + atoms, atoms))
+    stacked[:rows] = columns
+    stacked.reshape(-1)[rows * atoms::atoms + 1] = _PENALTY * np.maximum(slack, 0.0)
+    target = np.zeros(rows + atoms)
+    target[:rows] = residual
     masses, _ = nnls(stacked, target, maxiter=iters)
     rest = residual - columns @ masses
     out = [masses]
@@ -135,7 +138,7 @@ def _masses(residual, columns, slack):
     if on.any():
         refit = masses.copy()
         refit[on] += np.linalg.lstsq(columns[:, on], rest, rcond=None)[0]
-        if np.all(refit >= 0):
+        if all(t >= 0 for t in refit.tolist()):  # (np.all's answer, NaN false, fewer calls)
             out.append(refit)
     more, off = nnls(columns, rest, maxiter=iters)
     if off < math.sqrt(float(rest.dot(rest))):  # (np.linalg.norm's operations, fewer calls)
@@ -342,7 +345,8 @@ def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width,
     dual = kg - float(lin @ y)
     mean = np.asarray(sums.mean)
     with np.errstate(over="ignore", invalid="ignore"):
-        rr = np.asarray(sums.scatter) + sums.total * np.outer(mean, mean)  # sum c r r', r = F / a
+        # (np.outer's product, without its call)
+        rr = np.asarray(sums.scatter) + sums.total * (mean[:, None] * mean[None, :])  # sum c r r', r = F / a
         residual = lin - kappa * sums.total * mean
     if not _finite(dual, rr, residual):
         return _rejected(Certificate, _OVERFLOW)
@@ -411,8 +415,13 @@ _OVERFLOW = "the pass's sums overflow at the dual point"
 
 
 def _finite(*values):
-    return all(math.isfinite(v) if isinstance(v, float) else np.isfinite(v).all()
-               for v in values)
+    """Whether every number of ``values`` (floats, or the certificates' small arrays) is
+    finite (a list's floats checked one by one: fewer calls than numpy's on a few entries)."""
+    for v in values:
+        if not (math.isfinite(v) if isinstance(v, float)
+                else all(map(math.isfinite, v.ravel().tolist()))):
+            return False
+    return True
 
 
 def _rejected(kind, reason, masses=np.zeros(0)):

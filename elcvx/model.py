@@ -108,12 +108,23 @@ class Moments:
         """One pass: ``kernel``'s partial sums over the rows' blocks (:mod:`elcvx.fast.kernels`),
         merged in the blocks' order on any number of threads; None outside the objective's
         domain. ``out``: one entry per row for the kernel to fill (``q``), or None."""
-        policy = self._u if self.policy else None
-        block_at = functools.partial(model_block, self.w, self.Ft, self.Gt, self.b, self.c,
-                                     self._h if policy is None else None, policy,
-                                     self.side == "upper", getattr(kernel, "reads_D", True))
+        reads_D = getattr(kernel, "reads_D", True)
+        block_at = self._block_at.get(reads_D) if self._block_at is not None else None
+        if block_at is None:
+            # (Made once per model and kind of kernel: its arguments are the model's arrays,
+            # fixed once it is built; a model's copy, :meth:`negated`, makes its own.)
+            policy = self._u if self.policy else None
+            block_at = functools.partial(model_block, self.w, self.Ft, self.Gt, self.b, self.c,
+                                         self._h if policy is None else None, policy,
+                                         self.side == "upper", reads_D)
+            if self._block_at is None:
+                self._block_at = {}
+            self._block_at[reads_D] = block_at
         return fold_blocks(kernel, merge, self.rows, block_at, params, self._scratch_of,
                            self.threads, out)
+
+    #: :meth:`reduce`'s block makers, by whether the kernel reads ``D`` (None: none made yet).
+    _block_at = None
 
     def _scratch_of(self, _):
         """The calling thread's scratch rows: ``(the kernels', the features')``
@@ -151,7 +162,8 @@ class Moments:
         out = object.__new__(Moments)
         h = self.h
         out.__dict__.update(self.__dict__, _h=-h, h_lo=-self.h_hi, h_hi=-self.h_lo, policy=False,
-                            nonnegative=not np.any(h > 0), _stats=None, _paper=None)
+                            nonnegative=not np.any(h > 0), _stats=None, _paper=None,
+                            _block_at=None)
         return out
 
     @property

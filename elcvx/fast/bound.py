@@ -22,7 +22,7 @@ from ..model import model_of
 from ..solutions import BoundSolution, OnRead
 from .active_set import MAX_ITER, along_the_valley, memo
 from .frames import BoundFrame
-from .objectives import BoundOracle, Work, bound_q
+from .objectives import BoundOracle, Work, bound_q, same_point
 from .solve import (_at_the_mle, _barrier_from, _held_at_zero, _nans, _null_features, _polished,
                     _solve)
 from .starts import _given_start, _given_starts, _quadratic_start, _start
@@ -211,7 +211,7 @@ def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, ml
     where its last was at another point), certified (:func:`elcvx.certify.bound`); its ``q``
     is computed on its first read."""
     n = data.n
-    if raw.last is None or not np.array_equal(raw.last.y, y):
+    if raw.last is None or not same_point(raw.last.y, y):
         raw(y)  # the certificate's sums are read from the last evaluation
     last = raw.last
     kappa = last.kg / n
@@ -254,7 +254,7 @@ def _within_reach_of_zero(data, K_mean_h, K, lin, B, floor):
     non-positive on the whole cone ``B y >= 0`` (it is ``-B' mu`` for some ``mu >= 0``:
     Farkas), the bound is at most ``K mean(h)`` (``K_mean_h``). The dual's supremum would
     otherwise be approached only as ``y -> 0``, one halving at a time."""
-    if np.any(floor) or not data.nonnegative or not K_mean_h <= 1e-13:
+    if not K_mean_h <= 1e-13 or np.any(floor) or not data.nonnegative:  # (the cheapest first)
         return False
     slope = K * np.r_[1.0, data.stats().sum_F / data.n] - lin
     if not np.all(np.isfinite(slope)):

@@ -38,7 +38,7 @@ from ..solutions import MLESolution, ProfileSolution
 from . import barrier
 from .active_set import MAX_ITER, maximize, memo
 from ..solutions import OnRead
-from .objectives import LikelihoodOracle, Work, likelihood_q
+from .objectives import LikelihoodOracle, Work, likelihood_q, same_point
 from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
                      _series_start, _start)
 
@@ -291,7 +291,7 @@ def _read(data, value, A, h, x, raw, status) -> _Solved:
     another point), certified (:func:`elcvx.certify.likelihood`), as :func:`_likelihood`
     returns it; ``status``: the solver's. The MLE's ``q`` is computed on its first read."""
     last = raw.last
-    if last is None or not np.array_equal(last.x, x):
+    if last is None or not same_point(last.x, x):
         raw(x, full=True)
         last = raw.last
     n = data.n
