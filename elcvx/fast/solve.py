@@ -196,7 +196,7 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
     else:
         # (Where x0 is outside the domain, the segment from the origin, where every term is 0.)
         x = _start(A, h, x0, oracle, anchor=np.zeros_like(x0))
-        if x is not None and not np.any(x) and raw.origin is not None and len(x) == 1:
+        if x is not None and not x.any() and raw.origin is not None and len(x) == 1:
             x = _series_start(oracle, raw, A, h, x)
     if x is None:
         why = "no feasible start" + (" (the point given)" if given else "")

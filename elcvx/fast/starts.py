@@ -35,7 +35,7 @@ def _start(A, h, x0, oracle, anchor=None):
     point) to ``x0``, as far towards ``x0`` as the constraints allow, then closer to the anchor
     until inside the domain."""
     s0 = A @ x0 + h
-    if np.all(s0 >= 0) and math.isfinite(oracle(x0)[0]):
+    if (s0 >= 0).all() and math.isfinite(oracle(x0)[0]):
         return x0
     for p in (anchor, "interior"):
         if isinstance(p, str):
