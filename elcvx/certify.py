@@ -41,11 +41,12 @@ feasible, of likelihood ``l* >= l``) in a fraction ``theta = eta / (eta + quanti
 delta_mle)`` to make up the likelihood ``eta`` that the correction lost (the log-likelihood is
 concave). Mixing raises ``E_Q[h]`` by ``theta (E_Q*[h] - E_Q~[h])``: at most ``theta`` times
 the range of ``E_Q[h]``, or, where the MLE's estimate is certified, ``theta (top - E_Q~[h])``
-with ``top`` that estimate plus its error (``Q*``'s atoms at ``h``'s least). The ball is the one around the reported ``l*``, at most
-``delta_mle`` below the true one, which moves the true bound by at most ``K geomean (1 -
-exp(-delta_mle / N))``. With one row the correction is one number and its likelihood exact,
-``eta = -N log(1 + e)``: the row may then carry more than the ball's least mass (a bound at
-an LP's vertex, the likelihood constraint slack), ``e`` of any size above ``-1/2``. The true bound lies in ``[D - that, E_Q'[h]]``: the error of the
+with ``top`` that estimate plus its error (``Q*``'s atoms at ``h``'s least). The ball is the
+one around the reported ``l*``, at most ``delta_mle`` below the true one, which moves the true
+bound by at most ``K geomean (1 - exp(-delta_mle / N))``. With one row the correction is one
+number and its likelihood exact, ``eta = -N log(1 + e)``: the row may then carry more than the
+ball's least mass (a bound at an LP's vertex, the likelihood constraint slack), ``e`` of any
+size above ``-1/2``. The true bound lies in ``[D - that, E_Q'[h]]``: the error of the
 reported ``D`` is the larger distance.
 
 A point is **certified** when these bounds are within :data:`VALUE_TOL` (values, unit reward
@@ -345,8 +346,8 @@ def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width,
     dual = kg - float(lin @ y)
     mean = np.asarray(sums.mean)
     with np.errstate(over="ignore", invalid="ignore"):
-        # (np.outer's product, without its call)
-        rr = np.asarray(sums.scatter) + sums.total * (mean[:, None] * mean[None, :])  # sum c r r', r = F / a
+        # sum c r r', r = F / a (np.outer's product, without its call)
+        rr = np.asarray(sums.scatter) + sums.total * (mean[:, None] * mean[None, :])
         residual = lin - kappa * sums.total * mean
     if not _finite(dual, rr, residual):
         return _rejected(Certificate, _OVERFLOW)

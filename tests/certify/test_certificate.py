@@ -151,13 +151,11 @@ def _moved_bounds(top=None):
             model = model_of(s, (), None, side)
             for off in (1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, -1e-9, -1e-7, -1e-5, -1e-3):
                 start = y + off * np.abs(y).max()
-                if top is None:
-                    moved = fast.lower_bound_of(model, m.loglik, CHI2_95, m, start=start, max_iter=0)
-                else:
-                    with pytest.MonkeyPatch.context() as mp:
+                with pytest.MonkeyPatch.context() as mp:
+                    if top is not None:
                         mp.setattr(bound, "_value_top", top)
-                        moved = fast.lower_bound_of(model, m.loglik, CHI2_95, m, start=start,
-                                                    max_iter=0)
+                    moved = fast.lower_bound_of(model, m.loglik, CHI2_95, m, start=start,
+                                                max_iter=0)
                 if moved.status == "optimal":
                     pairs.append((abs(moved.value - want), moved.error))
     return pairs
