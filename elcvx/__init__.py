@@ -22,6 +22,7 @@ from .results import (
     ProfileResult,
 )
 from .sample import Sample
+from .selection import SelectionResult, select
 
 # The composition root: the layers that extend Sample attach their methods on import
 # (Sample.weight_check from elcvx.checks, Sample.from_dataframe from elcvx.io; neither imports
@@ -77,6 +78,8 @@ __all__ = [
     "profile",
     "difference",
     "evaluate",
+    "select",
+    "SelectionResult",
     "ConfidenceInterval",
     "EstimateResult",
     "IntervalResult",

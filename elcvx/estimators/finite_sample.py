@@ -37,6 +37,9 @@ method            lower bound ``L`` (clipped to ``[0, 1]``)                     
   fixed before each row (:mod:`elcvx.estimators.el_betting`); uses ``E[w] = 1`` and the weight
   range ``[wmin, wmax]``, and the rows' order; the tightest of these when ``wmax`` is known.
 
+:func:`gain_lower_bound` bounds the difference of two policies' values on one log from below, by
+LS, IX or EB applied to ``Z = w u + w_b (1 - u)``, whose mean is ``1 + V - V_b``.
+
 :func:`upper_bound` applies the same to ``1 - u``: ``E[w (1 - u)] = 1 - V`` when ``E[w] = 1`` (for
 IX, ``E[pi (1 - u) / p]`` is ``1 - V`` directly), so ``1 - L(1 - u)`` bounds ``V`` from above.
 The choice between them, and against EL: the documentation's page "Pessimistic bounds".
@@ -54,7 +57,7 @@ from ..errors import InvalidInputError
 from ..results import _Pair
 from ..sample import check_sample
 
-__all__ = ["METHODS", "FiniteSampleBound", "lower_bound", "upper_bound"]
+__all__ = ["METHODS", "FiniteSampleBound", "lower_bound", "upper_bound", "gain_lower_bound"]
 
 #: The bounds by name.
 METHODS = ("ls", "ix", "eb", "el-betting")
@@ -165,24 +168,54 @@ def _bound(sample, method, confidence_level, logging_probs, parameter, alternati
         low_u = el_betting.lower_bound_unit(sample, u, delta, shrink=shrink)
         return _result(sample, alternative, level, method, shrink, low_u, None)
     value = _parameter(method, parameter) if parameter is not None else _default(method, n)
-    c = sample.c
-    if method == "ls":
-        mean = float(np.dot(c, np.log1p(value * sample.w * u))) / n
-        low_u = math.expm1(mean - math.log(1.0 / delta) / n) / value
-        return _result(sample, alternative, level, method, value, low_u, mean / value)
-    if method == "ix":
-        estimate = float(np.dot(c, sample.w * p * u / (p + value))) / n
-        low_u = estimate - math.log(1.0 / delta) / (2.0 * value * n)
-        return _result(sample, alternative, level, method, value, low_u, estimate)
-    x = np.minimum(sample.w, value) * u
-    mean = float(np.dot(c, x)) / n
-    if n < 2:
+    if method == "eb" and n < 2:
+        mean = float(np.dot(sample.c, np.minimum(sample.w, value) * u)) / n
         return _result(sample, alternative, level, method, value, 0.0, mean,
                        f"whole range: no variance estimate with N={n:g} < 2")
+    low_u, estimate = _mean_bound(method, sample.w, u, sample.c, n, delta, value, p)
+    return _result(sample, alternative, level, method, value, low_u, estimate)
+
+
+def _mean_bound(method, w, u, c, n, delta, value, p):
+    """``(L, estimate)``: the method's lower bound ``L`` of ``E[w u]`` (not clipped) and the
+    estimator it is built around, for ``w u >= 0`` (and for IX ``w p u <= 1``); ``value`` is the
+    method's parameter, ``n = sum c >= 2`` for EB."""
+    if method == "ls":
+        mean = float(np.dot(c, np.log1p(value * w * u))) / n
+        return math.expm1(mean - math.log(1.0 / delta) / n) / value, mean / value
+    if method == "ix":
+        estimate = float(np.dot(c, w * p * u / (p + value))) / n
+        return estimate - math.log(1.0 / delta) / (2.0 * value * n), estimate
+    x = np.minimum(w, value) * u
+    mean = float(np.dot(c, x)) / n
     var = float(np.dot(c, (x - mean) ** 2)) / (n - 1.0)
     conf = math.log(2.0 / delta)
-    low_u = mean - math.sqrt(2.0 * var * conf / n) - 7.0 * value * conf / (3.0 * (n - 1.0))
-    return _result(sample, alternative, level, method, value, low_u, mean)
+    return mean - math.sqrt(2.0 * var * conf / n) - 7.0 * value * conf / (3.0 * (n - 1.0)), mean
+
+
+def gain_lower_bound(sample, baseline, *, method: str = "ls", confidence_level: float = 0.95,
+                     logging_probs=None) -> float:
+    r"""A lower bound on ``V(pi) - V(pi_b)``, paired on one log, that holds with probability
+    ``confidence_level`` at the sample's ``N`` (``"ls"``, ``"ix"``, ``"eb"``).
+
+    ``sample`` and ``baseline`` hold the two policies' weights on the same rows (same rewards,
+    no counts). On the unit reward scale ``Z = w u + w_b (1 - u) >= 0`` has mean ``V - V_b + 1``
+    (as ``E[w_b] = 1``), so the method's bound ``L`` of ``E[Z]`` (its default tuning at ``N``)
+    gives ``V - V_b >= L - 1``; IX's condition holds as ``Z p`` is a mean of the two policies'
+    probabilities. Returned on the user's scale, ``(rmax - rmin) max(L - 1, -1)``; EB's with
+    ``N < 2`` is ``rmin - rmax``.
+    """
+    method = iv.option("method", method, ("ls", "ix", "eb"))
+    level = iv.confidence_level(confidence_level)
+    p = _logging_probs(sample, method, logging_probs)
+    n = float(sample.n)
+    span = sample.rmax - sample.rmin
+    if method == "eb" and n < 2:
+        return -span
+    u = sample.u
+    z = sample.w * u + baseline.w * (1.0 - u)
+    low, _ = _mean_bound(method, z, 1.0, sample.c, n, 1.0 - level, _default(method, n), p)
+    return span * max(low - 1.0, -1.0)
 
 
 def _default(method, n):
