@@ -280,6 +280,18 @@ def test_the_page_shows_the_committed_run():
                     regret=float(r["regret"]), certified=float(r["certified"]),
                     radius=float(r["radius"])) for r in _committed("summary.csv")]
     pub = report.published([r["dataset"] for r in summary])
-    table = "\n".join(report.comparison_table(summary, pub))
-    assert table in (ROOT / "docs" / "selection.md").read_text(encoding="utf-8")
-    assert table in (COMMITTED / "summary.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "selection.md").read_text(encoding="utf-8")
+    written = (COMMITTED / "summary.md").read_text(encoding="utf-8")
+    for table in (report.counts_grid(summary, pub), report.regret_grid(summary)):
+        assert "\n".join(table) in page and "\n".join(table) in written
+    assert "\n".join(report.comparison_table(summary, pub)) in written
+    # The page's claims: 23 of the 25 (dataset, method) pairs with published counts are equal,
+    # the two others are EB's, decided by ties, and equal with the authors' tie rule.
+    trials = _committed("trials.csv")
+    comp = report.comparison(summary, pub, report.authors_counts(trials))
+    assert sum(c["same"] for c in comp) == 23 and len(comp) == 25
+    assert {(c["dataset"], c["method"]) for c in comp if not c["same"]} == {
+        ("vehicle", "eb"), ("page-blocks", "eb")}
+    assert all(c["same_authors_ties"] for c in comp)
+    assert "23 of the 25" in " ".join(page.split())
+

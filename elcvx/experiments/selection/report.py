@@ -11,13 +11,14 @@ from .._running import (format_seconds, machine_description, md_table, write_csv
                         write_figure_and_summary)
 from . import protocol as P
 from .methods import DELTA, METHODS
-from .study import DEFAULT_TRIALS
+from .study import CANDIDATES, DEFAULT_TRIALS
 from .training import STEPS
 
 SUMMARY_COLUMNS = ("dataset", "method", "best", "better", "worse", "regret", "certified",
                    "radius", "ties")
 TRIAL_COLUMNS = ("dataset", "trial", "method", "chosen", "value", "bound", "estimate", "outcome",
-                 "regret", "tied", "authors_chosen", "authors_outcome")
+                 "regret", "tied", "authors_chosen", "authors_outcome") + tuple(
+                     f"low_{c}" for c in CANDIDATES)
 CANDIDATE_COLUMNS = ("dataset", "candidate", "value", "wmax")
 PUBLISHED_COLUMNS = ("dataset", "n_log", "method", "best", "better", "worse")
 #: The published counts (source and method names: the file's header).
@@ -33,11 +34,11 @@ def published(datasets=None) -> list:
                  worse=int(r["worse"])) for r in rows if datasets is None or r["dataset"] in datasets]
 
 
-def authors_counts(study) -> dict:
+def authors_counts(rows) -> dict:
     """``(dataset, method) -> (best, better, worse)`` with ties broken as the authors' code
-    breaks them (the last of the largest)."""
+    breaks them (the last of the largest), from the trials' ``rows`` (or ``trials.csv``)."""
     out = {}
-    for r in study.rows:
+    for r in rows:
         counts = out.setdefault((r["dataset"], r["method"]), [0, 0, 0])
         counts[P.OUTCOMES.index(r["authors_outcome"])] += 1
     return {key: tuple(v) for key, v in out.items()}
@@ -100,6 +101,39 @@ def comparison_table(summary_rows, published_rows) -> list:
                      "certified", "radius", "ties"], rows)
 
 
+def counts_grid(summary_rows, published_rows) -> list:
+    """A method-by-dataset Markdown table: our BEST/BETTER/WORSE, the published ones in brackets
+    (a method only one side has: that side's counts alone, ``-`` for the other)."""
+    ours = {(r["dataset"], r["method"]): r for r in summary_rows}
+    theirs = {(r["dataset"], r["method"]): r for r in published_rows}
+    names = list(dict.fromkeys(r["dataset"] for r in summary_rows))
+    methods = list(dict.fromkeys([r["method"] for r in summary_rows]
+                                 + [r["method"] for r in published_rows]))
+
+    def cell(name, method):
+        o, t = ours.get((name, method)), theirs.get((name, method))
+        left = _counts((o["best"], o["better"], o["worse"])) if o else "-"
+        right = _counts((t["best"], t["better"], t["worse"])) if t else "-"
+        return f"{left} ({right})"
+
+    return md_table(["method"] + names, [[m] + [cell(n, m) for n in names] for m in methods])
+
+
+def regret_grid(summary_rows) -> list:
+    """A method-by-dataset Markdown table: the mean regret and, in brackets, the mean certified
+    value of the chosen candidate (for the lower bounds)."""
+    ours = {(r["dataset"], r["method"]): r for r in summary_rows}
+    names = list(dict.fromkeys(r["dataset"] for r in summary_rows))
+    methods = list(dict.fromkeys(r["method"] for r in summary_rows))
+
+    def cell(r):
+        return _f(r["regret"]) + (f" ({_f(r['certified'])})" if math.isfinite(r["certified"])
+                                  else "")
+
+    return md_table(["method"] + names, [[m] + [cell(ours[n, m]) for n in names]
+                                         for m in methods])
+
+
 def write(study, out, *, command: str | None = None, plots: bool = True) -> list:
     """Write the study's files into ``out``; their paths."""
     out = Path(out)
@@ -148,8 +182,10 @@ def summary_markdown(study, command=None, figure=None) -> str:
               "estimate minus that bound, averaged; `ties`: trials where candidates shared the "
               "largest number (the lowest index chosen). Published: "
               "`ope_ops/ops_results/*.csv` of `otmhi/offpolicy_ls` (commit 1fa73795).", ""]
-    lines += comparison_table(summary, pub)
-    comp = comparison(summary, pub, authors_counts(study))
+    lines += ["### Counts: ours (published)", ""] + counts_grid(summary, pub)
+    lines += ["", "### Regret (certified value)", ""] + regret_grid(summary)
+    lines += ["", "### Per dataset and method", ""] + comparison_table(summary, pub)
+    comp = comparison(summary, pub, authors_counts(study.rows))
     differ = [c for c in comp if not c["same"]]
     if not comparable(study):
         lines += ["", f"Not comparable with the published counts: {study.trials} trials and "
@@ -161,7 +197,7 @@ def summary_markdown(study, command=None, figure=None) -> str:
     if differ and comparable(study):
         lines += ["", "Where they differ, and the counts with ties broken as the authors' code "
                   "breaks them (the last of the largest):", ""]
-        ties = authors_counts(study)
+        ties = authors_counts(study.rows)
         lines += md_table(["dataset", "method", "ours", "authors' tie rule", "published"],
                           [[c["dataset"], c["method"], _counts(c["ours"]),
                             _counts(ties[c["dataset"], c["method"]]), _counts(c["published"])]
@@ -187,6 +223,9 @@ def _figure(study, path):
         xs = [i + (j - (len(methods) - 1) / 2) * width for i in range(len(names))]
         bars = axes[0].bar(xs, [per[n, m]["best"] if (n, m) in per else 0 for n in names], width,
                            label=m)
+        for bar, n in zip(bars.patches, names):  # a count that ties decided, hatched
+            if (n, m) in per and per[n, m]["ties"]:
+                bar.set_hatch("//")
         marks = [(x, pub[n, m]["best"]) for x, n in zip(xs, names)
                  if (n, m) in pub and comparable(study)]
         if marks:
@@ -194,7 +233,7 @@ def _figure(study, path):
                          label="published" if j == 0 else None)
         axes[1].bar(xs, [per[n, m]["regret"] if (n, m) in per else 0.0 for n in names], width,
                     color=bars.patches[0].get_facecolor() if bars.patches else None)
-    axes[0].set_ylabel(f"BEST (of {study.trials} trials)")
+    axes[0].set_ylabel(f"BEST (of {study.trials} trials; hatched: ties decided some)")
     axes[0].set_ylim(0, 1.3 * study.trials)
     axes[0].legend(ncol=9, fontsize=8, loc="upper center")
     axes[1].set_ylabel("mean regret (true value)")

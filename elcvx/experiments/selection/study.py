@@ -111,7 +111,8 @@ def run_dataset(ds, *, trials: int = DEFAULT_TRIALS, steps: int = STEPS,
                              bound=float(c.low[c.index]), estimate=float(c.estimate[c.index]),
                              tied=c.tied, authors_chosen=CANDIDATES[c.last],
                              authors_outcome=P.score(values[c.last], values[LOGGING],
-                                                     values[PERFECT])))
+                                                     values[PERFECT]),
+                             **{f"low_{name}": float(v) for name, v in zip(CANDIDATES, c.low)}))
     description = dict(id=ds.id, name=ds.name, rows=ds.n, features=ds.X.shape[1], classes=k,
                        train=train_rows.size, log=log_rows.size, held_out=held.size,
                        missing=int(np.isnan(ds.X).sum()), seconds=time.process_time() - t0)
@@ -143,6 +144,9 @@ def run_study(data_dir, *, datasets=None, trials: int = DEFAULT_TRIALS, steps: i
                                 + (" (select needs elcvx.select)" if "select" in bad else ""),
                                 field="methods", value=list(methods))
     files = dataset_files(data_dir, datasets)
+    if datasets is None:  # the study's five first, in the published table's order
+        order = [i for i in DATASETS if i in files] + [i for i in files if i not in DATASETS]
+        files = {i: files[i] for i in order}
     st = SelectionStudy(datasets=[], trials=int(trials), steps=int(steps), methods=methods,
                         jobs=int(jobs))
     tasks = [(path, int(trials), int(steps), methods) for path in files.values()]
