@@ -154,6 +154,34 @@ def test_select_is_refused_cleanly_without_elcvx_select():
         study.run_study(ROOT, methods=("select",))
 
 
+def test_select_is_one_call_with_the_contracts_arguments(monkeypatch):
+    # A stand-in for elcvx.select that records its call and answers per its contract (chosen,
+    # low, estimate): the study's `select` is that one call, with the logging policy as the
+    # baseline, every candidate's weight bound and the simultaneous level 0.95.
+    import elcvx
+
+    calls = []
+
+    class Result:
+        chosen, low, estimate = 1, np.array([0.1, 0.3, 0.2, 0.0]), np.zeros(4)
+
+    def select(target_probs, logging_probs, rewards, **kw):
+        calls.append((np.array(target_probs), np.array(logging_probs), np.array(rewards), kw))
+        return Result()
+
+    monkeypatch.setattr(elcvx, "select", select, raising=False)
+    assert "select" in methods.available_methods()
+    P = np.array([[0.5, 0.2, 0.3, 0.5], [0.1, 0.6, 0.3, 0.2]])
+    c = methods.choose("select", P, np.array([0.5, 0.2]), np.array([1.0, 0.0]),
+                       np.array([3.0, 4.0, 5.0, 6.0]), 3)
+    assert (c.index, c.last, c.tied) == (1, 1, 1) and c.low[1] == 0.3
+    (target, p0, r, kw), = calls
+    assert np.array_equal(target, P) and np.array_equal(p0, [0.5, 0.2])
+    assert np.array_equal(r, [1.0, 0.0])
+    assert kw["baseline"] == 3 and kw["confidence_level"] == 0.95
+    assert np.array_equal(kw["wmax"], [3.0, 4.0, 5.0, 6.0])
+
+
 def objective(W, X, a, r, p, kind):
     """The authors' log_vhat_(sn_)importance_weighting at temperature 1, written directly."""
     v = X @ W
