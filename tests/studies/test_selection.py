@@ -228,6 +228,7 @@ def test_a_tiny_dataset_with_missing_values():
     ds = Dataset(9, "tiny", X, y, 3)
     description, candidates, rows = study.run_dataset(ds, trials=2, steps=20,
                                                       methods=("ips", "ls"))
+    # 60 - floor(0.7 * 60) = 18 rows held out; the five nan written above.
     assert description["missing"] == 5 and description["held_out"] == 18
     values = {c["candidate"]: c["value"] for c in candidates}
     p = math.exp(10) / (math.exp(10) + 2)
