@@ -92,6 +92,12 @@ reproduce-sequences: $(VENV)/.installed-plot
 reproduce-pessimism: $(STAMP)
 	$(PY) -m elcvx reproduce pessimism --data-dir ../shared/data/pessimism --jobs 2 --out docs/pessimism
 
+.PHONY: reproduce-selection
+# The LS paper's policy-selection protocol: 5 datasets x 10 trials, 50,000 gradient-ascent steps
+# per trained candidate (docs/selection.md).
+reproduce-selection: $(VENV)/.installed-plot
+	$(PY) -m elcvx reproduce selection --data-dir ../shared/data/pessimism --jobs 1 --out docs/selection
+
 # The realistic study's datasets: ../shared/data/openml when present (an offline copy, checked
 # against the manifest without the network), else data/openml, downloaded from openml.org.
 DATA_DIR ?= $(if $(wildcard ../shared/data/openml/*.csv.gz),../shared/data/openml,data/openml)

@@ -6,6 +6,8 @@
 * :mod:`elcvx.experiments.calibration`, ``constraints_study``, ``sequences_study``,
   ``rho_study``: the studies of the calibrations, moment constraints, confidence sequences
   and the extra atom's reward.
+* :mod:`elcvx.experiments.pessimism`, :mod:`elcvx.experiments.selection`: the LS paper's
+  tightness and policy-selection protocols.
 * :mod:`elcvx.experiments.plots`: the figures (matplotlib, the ``plot`` extra, imported lazily).
 * :mod:`elcvx.experiments.cli`: ``elcvx reproduce ...``.
 

@@ -126,6 +126,19 @@ def write_csv(path, columns, rows, *, digits: int = 10) -> Path:
     return path
 
 
+def write_figure_and_summary(out, figure_name: str, draw, markdown, plots: bool = True) -> list:
+    """A study's last two files: ``out/figure_name`` drawn by ``draw(path)`` when ``plots``, then
+    ``out/summary.md``, the text ``markdown(figure path or None)``; their paths."""
+    paths, figure = [], None
+    if plots:
+        figure = Path(out) / figure_name
+        draw(figure)
+        paths.append(figure)
+    p = Path(out) / "summary.md"
+    p.write_text(markdown(figure), encoding="utf-8")
+    return paths + [p]
+
+
 def md_table(header, rows) -> list:
     """A Markdown table's lines: ``header``, then ``rows``, every column right-aligned."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" for _ in header) + "|"]

@@ -15,7 +15,7 @@ from ..cli.args import positive_int
 from ..calibration.bootstrap import DEFAULT_RESAMPLES
 from ..errors import ElcvxError
 from . import (calibration, constraints_study, pessimism, realistic, rho_study, rho_summary,
-               sequences_study, synthetic)
+               selection, sequences_study, synthetic)
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -64,6 +64,7 @@ def add_reproduce_parser(subparsers):
     _add_rho(which)
     _add_calibration(which)
     _add_pessimism(which)
+    _add_selection(which)
     rep.set_defaults(func=run)
     return rep
 
@@ -393,6 +394,14 @@ def _float_list(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
 
 
+def _add_data_options(parser, datasets_type, datasets_help):
+    """``--data-dir`` (required) and ``--datasets``, as the LS paper's studies take them."""
+    parser.add_argument("--data-dir", required=True,
+                        help="folder of '<openml id>_<name>.csv.gz' files (e.g. "
+                             "../shared/data/pessimism)")
+    parser.add_argument("--datasets", type=datasets_type, default=None, help=datasets_help)
+
+
 def _add_pessimism(which):
     pes = which.add_parser(
         "pessimism",
@@ -403,10 +412,7 @@ def _add_pessimism(which):
                     "empirical Bernstein and the confidence sequences at t = N; write "
                     "bounds.csv.gz, summary.csv, published.csv, summary.md and pessimism.png.",
     )
-    pes.add_argument("--data-dir", required=True,
-                     help="folder of '<openml id>_<name>.csv.gz' files (e.g. ../shared/data/pessimism)")
-    pes.add_argument("--datasets", type=_id_list, default=None,
-                     help="comma-separated OpenML ids (default: 181,54,30,28,184)")
+    _add_data_options(pes, _id_list, "comma-separated OpenML ids (default: 181,54,30,28,184)")
     pes.add_argument("--seeds", type=positive_int, default=pessimism.DEFAULT_SEEDS,
                      help="logs per (dataset, configuration) (default %(default)s)")
     pes.add_argument("--seed", type=int, default=pessimism.DEFAULT_SEED,
@@ -447,10 +453,67 @@ def _run_pessimism(args) -> int:
                                         f"{st.wall_time:.1f} s with {st.jobs} job(s)")
 
 
+def _dataset_list(text):
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"{text!r}: no dataset given")
+    return items
+
+
+def _add_selection(which):
+    sel = which.add_parser(
+        "selection",
+        help="choosing among four policies by lower bounds, on the LS paper's selection protocol",
+        description="The LS paper's policy-selection protocol (four candidates: the perfect "
+                    "policy, two linear softmax policies trained by gradient ascent on IPS and "
+                    "SNIPS, the faulty logging policy; 10 logs per dataset): each method chooses "
+                    "the candidate with the largest estimate or lower bound (delta = 0.05/4 per "
+                    "candidate; ties to the lowest index); write summary.csv, trials.csv, "
+                    "candidates.csv, published.csv, summary.md and selection.png.",
+    )
+    _add_data_options(sel, _dataset_list, "comma-separated OpenML ids or names (default: every "
+                                          "file of the folder)")
+    sel.add_argument("--trials", type=positive_int, default=selection.DEFAULT_TRIALS,
+                     help="logs per dataset, trial i seeded i as the authors' (default %(default)s)")
+    sel.add_argument("--steps", type=positive_int, default=selection.STEPS,
+                     help="gradient-ascent steps of each trained candidate (default %(default)s, "
+                          "the published protocol's; fewer for a quick look)")
+    sel.add_argument("--methods", type=_name_list(tuple(selection.METHODS), "method"), default=None,
+                     help="comma-separated (default: all this installation has; 'select' needs "
+                          "elcvx.select)")
+    sel.add_argument("--no-plots", action="store_true", help="do not draw the figure")
+    _add_run_options(sel, "elcvx-selection", jobs=1)
+
+
+def _run_selection(args) -> int:
+    parts = ["elcvx", "reproduce", "selection", "--data-dir", args.data_dir]
+    if args.datasets:
+        parts += ["--datasets", ",".join(args.datasets)]
+    if args.methods:
+        parts += ["--methods", ",".join(args.methods)]
+    parts += ["--trials", str(args.trials)]
+    if args.steps != selection.STEPS:
+        parts += ["--steps", str(args.steps)]
+    parts += ["--jobs", str(args.jobs), "--out", args.out]
+
+    def run_all():
+        study = selection.run_study(args.data_dir, datasets=args.datasets, trials=args.trials,
+                                    steps=args.steps, methods=args.methods, jobs=args.jobs,
+                                    progress=not args.quiet)
+        return study, selection.write(study, args.out, command=shlex.join(parts),
+                                      plots=not args.no_plots)
+
+    return _execute(run_all, lambda st: f"selection study: {len(st.datasets)} datasets x "
+                                        f"{st.trials} trials x {len(st.methods)} methods in "
+                                        f"{st.wall_time:.1f} s with {st.jobs} job(s)")
+
+
 def run(args) -> int:
     """Execute ``reproduce <experiment>`` from parsed arguments; return the exit status."""
     if getattr(args, "experiment", None) == "pessimism":
         return _run_pessimism(args)
+    if getattr(args, "experiment", None) == "selection":
+        return _run_selection(args)
     if getattr(args, "experiment", None) == "realistic":
         return _run_realistic(args)
     if getattr(args, "experiment", None) == "constraints":

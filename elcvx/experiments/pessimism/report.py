@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .._running import format_seconds, machine_description, md_table, write_csv
+from .._running import (format_seconds, machine_description, md_table, write_csv,
+                        write_figure_and_summary)
 from .methods import DELTA, FINITE_SAMPLE, METHODS
 from .published import PUBLISHED, PUBLISHED_ROWS
 
@@ -47,15 +48,9 @@ def write(study, out, *, command: str | None = None, plots: bool = True) -> list
              write_csv(out / "published.csv", ("dataset", "method", "mean_radius", "published_mean",
                                                "difference", "median_radius", "published_median",
                                                "published_zero_radius"), comparison(study))]
-    figure = None
-    if plots:
-        figure = out / "pessimism.png"
-        _figure(study, figure)
-        paths.append(figure)
-    p = out / "summary.md"
-    p.write_text(summary_markdown(study, command, figure), encoding="utf-8")
-    paths.append(p)
-    return paths
+    return paths + write_figure_and_summary(
+        out, "pessimism.png", lambda path: _figure(study, path),
+        lambda figure: summary_markdown(study, command, figure), plots)
 
 
 def _f(x, digits=3):

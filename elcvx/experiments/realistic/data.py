@@ -11,7 +11,8 @@ import numpy as np
 from ...errors import InvalidInputError
 
 __all__ = ["DEFAULT_SEED", "MAX_ROWS", "DatasetError", "Dataset", "DATA_DIRS", "find_data_dir",
-           "missing_data_reason", "dataset_rng", "load_dataset", "load_folder", "bandit_rewards",
+           "missing_data_reason", "dataset_rng", "read_dataset", "load_dataset", "dataset_files",
+           "load_folder", "bandit_rewards",
            "split_sizes"]
 
 DEFAULT_SEED = 20200
@@ -69,15 +70,18 @@ def dataset_rng(seed: int, dataset_id: int, *key) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(dataset_id),) + tuple(int(k) for k in key)))
 
 
-def load_dataset(path, *, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS) -> Dataset:
-    """Read one ``<id>_<name>.csv.gz``, check it, shuffle it once and keep ``max_rows`` rows.
+def read_dataset(path, *, allow_missing: bool = False) -> Dataset:
+    """Read one ``<id>_<name>.csv.gz`` and check it, rows in the file's order (not shuffled).
+
+    ``allow_missing``: keep missing feature values as ``nan`` (a study that imputes them) rather
+    than refuse the file.
 
     Raises
     ------
     DatasetError
         Naming the file and the problem: unreadable, not gzip, no ``label`` last column,
-        non-numeric or missing values, labels not ``0..K-1`` integers, fewer than 2 classes,
-        fewer than 10 rows.
+        non-numeric or (unless ``allow_missing``) missing values, labels not ``0..K-1`` integers,
+        fewer than 2 classes, fewer than 10 rows.
     """
     import pandas as pd
 
@@ -100,9 +104,11 @@ def load_dataset(path, *, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS) ->
     if bad:
         raise DatasetError(f"{path}: feature column {bad[0]!r} is not numeric")
     X = feats.to_numpy(dtype=float)
-    if not np.isfinite(X).all():
-        i, j = np.argwhere(~np.isfinite(X))[0]
-        raise DatasetError(f"{path}: feature {feats.columns[j]!r} at row {i} is {X[i, j]!r} (missing or infinite)")
+    bad = np.isinf(X) if allow_missing else ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        what = "infinite" if allow_missing else "missing or infinite"
+        raise DatasetError(f"{path}: feature {feats.columns[j]!r} at row {i} is {X[i, j]!r} ({what})")
     lab = df["label"]
     if not pd.api.types.is_numeric_dtype(lab) or lab.isna().any():
         raise DatasetError(f"{path}: 'label' must be integers 0..K-1 without missing values")
@@ -113,30 +119,53 @@ def load_dataset(path, *, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS) ->
     k = int(y.max()) + 1
     if k < 2:
         raise DatasetError(f"{path}: 'label' has a single class; at least 2 are needed")
-    order = dataset_rng(seed, did).permutation(y.size)[:max_rows]
-    return Dataset(did, name, np.ascontiguousarray(X[order]), y[order], k, str(path))
+    return Dataset(did, name, np.ascontiguousarray(X), y, k, str(path))
 
 
-def load_folder(data_dir, *, datasets=None, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS) -> list:
-    """Every ``*.csv.gz`` of ``data_dir`` (or only the OpenML ids in ``datasets``), by id."""
+def load_dataset(path, *, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS) -> Dataset:
+    """:func:`read_dataset` (no missing values), shuffled once and cut to ``max_rows`` rows."""
+    ds = read_dataset(path)
+    order = dataset_rng(seed, ds.id).permutation(ds.n)[:max_rows]
+    return Dataset(ds.id, ds.name, np.ascontiguousarray(ds.X[order]), ds.y[order], ds.n_classes,
+                   ds.path)
+
+
+def dataset_files(data_dir, datasets=None) -> dict:
+    """``OpenML id -> path`` of every ``*.csv.gz`` of ``data_dir``, in id order, or of the
+    ``datasets`` given (OpenML ids, or the names after the id in the file names), in their order.
+
+    Raises
+    ------
+    DatasetError
+        The folder is missing or empty, a file name is not ``<openml id>_<name>.csv.gz``, or a
+        dataset asked for is not there (naming what the folder has).
+    """
     d = Path(data_dir)
     if not d.is_dir():
         raise DatasetError(f"data folder {str(d)!r} does not exist (or is not a folder); expected "
                            f"'<openml id>_<name>.csv.gz' files: {FETCH_HINT}")
-    files = {}
+    files, names = {}, {}
     for p in sorted(d.glob("*.csv.gz")):
         m = _NAME.match(p.name)
         if not m:
             raise DatasetError(f"{p}: file name must be '<openml id>_<name>.csv.gz'")
         files[int(m.group(1))] = p
+        names[m.group(2) or m.group(1)] = int(m.group(1))
     if not files:
         raise DatasetError(f"data folder {str(d)!r} has no '*.csv.gz' file: {FETCH_HINT}")
-    if datasets is not None:
-        wanted = [int(i) for i in datasets]
-        missing = [i for i in wanted if i not in files]
-        if missing:
-            raise DatasetError(f"datasets {missing!r} not in {str(d)!r} (it has {sorted(files)!r})")
-        files = {i: files[i] for i in wanted}
+    if datasets is None:
+        return dict(sorted(files.items()))
+    wanted = [int(i) if str(i).isdigit() else names.get(str(i), str(i)) for i in datasets]
+    missing = [i for i in wanted if i not in files]
+    if missing:
+        raise DatasetError(f"datasets {missing!r} not in {str(d)!r} (it has "
+                           f"{', '.join(f'{i} ({files[i].name})' for i in sorted(files))})")
+    return {i: files[i] for i in wanted}
+
+
+def load_folder(data_dir, *, datasets=None, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS) -> list:
+    """Every ``*.csv.gz`` of ``data_dir`` (or only the OpenML ids in ``datasets``), by id."""
+    files = dataset_files(data_dir, datasets)
     return [load_dataset(files[i], seed=seed, max_rows=max_rows) for i in sorted(files)]
 
 
