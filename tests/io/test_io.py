@@ -352,3 +352,99 @@ def test_the_line_of_a_bad_value_comes_from_the_errors_index(tmp_path, monkeypat
                         lambda name, i, value, reason: original(name, i, value, "REWORDED"))
     with pytest.raises(InvalidInputError, match=r"line 5: weight \(column 'w'\) = 9\.0 REWORDED$"):
         eio.read_log(path, wmax=5)
+
+
+def semicolon_csv(frame, path, cols=("p_target", "p_log", "click")):
+    """``frame``'s columns written by hand in a spreadsheet's dialect for decimal commas: fields
+    separated by ';', each number's decimal point written ',' (0,8 for 0.8)."""
+    lines = [";".join(cols)] + [";".join(repr(float(v)).replace(".", ",") for v in row)
+                                for row in frame[list(cols)].itertuples(index=False)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_semicolon_decimal_comma_csv_reads_as_the_plain_one(tmp_path, frame):
+    semi = semicolon_csv(frame, tmp_path / "semi.csv")
+    plain = write(frame, tmp_path / "plain.csv")
+    assert "0,8;" in semi.read_text()
+    spec = eio.LogSpec(target_prob="p_target", logging_prob="p_log", reward="click", pmin=PMIN)
+    ref = expected(frame)  # the sample of the frame's own numbers
+    for read in (lambda p, **kw: eio.read_log(p, spec=spec, **kw).sample,
+                 lambda p, **kw: eio.read_log_compressed(p, spec=spec, chunk_size=7, **kw).sample,
+                 lambda p, **kw: eio.scan_log(p, spec=spec, chunk_size=7, max_pairs=1, **kw)):
+        got, base = read(semi, sep=";", decimal=","), read(plain)
+        assert got.n == base.n == len(frame)
+        if isinstance(got, Sample) and got.n_rows == len(frame):
+            np.testing.assert_array_equal(got.w, ref.w)
+            np.testing.assert_array_equal(got.r, ref.r)
+        assert elcvx.estimate(got).value == elcvx.estimate(base).value
+        assert tuple(elcvx.interval(got)) == tuple(elcvx.interval(base))
+    # The dialect in a spec, and read_table's keywords.
+    dialect = eio.LogSpec(sep=";", decimal=",")
+    df = eio.read_table(semi, spec=dialect)
+    np.testing.assert_array_equal(df["p_log"].to_numpy(), frame["p_log"].to_numpy())
+    assert df.index[0] == 2  # lines, as for any CSV
+
+
+def test_a_semicolon_csv_error_names_sep_and_decimal(tmp_path, frame):
+    semi = semicolon_csv(frame, tmp_path / "semi.csv")
+    with pytest.raises(InvalidInputError) as exc:
+        eio.read_log(semi, pmin=PMIN, reward="click")
+    assert "separated by semicolons" in str(exc.value)
+    assert "give sep=';'" in str(exc.value) and "decimal=','" in str(exc.value)
+    with pytest.raises(InvalidInputError, match=r"line 2: column 'p_target' is '\d,\d', not a "
+                       r"number; its numbers are written with a decimal comma: give "
+                       "decimal=','") as exc:
+        eio.read_log(semi, target_prob="p_target", logging_prob="p_log", reward="click",
+                     pmin=PMIN, sep=";")
+    assert exc.value.field == "p_target"
+
+
+def test_decimal_comma_text_values_are_located(tmp_path):
+    # A value that is not a number sends the read to text: the numbers before it still read
+    # with their decimal comma, and the error names the line of the bad one. A '.' is not the
+    # decimal mark here.
+    path = tmp_path / "log.csv"
+    for bad, shown in (("abc", "'abc'"), ("0.5", "'0.5'")):
+        path.write_text(f"w;r\n0,5;1\n2;0,25\n1,5;{bad}\n")
+        with pytest.raises(InvalidInputError, match=f"line 4: column 'r' is {shown}, not a number"):
+            eio.read_log(path, wmax=4, sep=";", decimal=",")
+        for chunked in (eio.read_log_compressed, eio.scan_log):
+            with pytest.raises(InvalidInputError, match=f"line 4: column 'r' is {shown}"):
+                chunked(path, wmax=4, sep=";", decimal=",", chunk_size=1)
+    path.write_text("w;r\n0,5;1\n2;0,25\n1,5;0\n")
+    s = eio.read_log(path, wmax=4, sep=";", decimal=",").sample
+    assert s.w.tolist() == [0.5, 2.0, 1.5] and s.r.tolist() == [1.0, 0.25, 0.0]
+    # Text columns of a DataFrame take decimal= too; sep does not apply to a frame.
+    df = pd.DataFrame({"w": ["0,5", "2"], "r": ["1", "0,25"]})
+    s = eio.sample_from_dataframe(df, wmax=4, decimal=",")
+    assert s.w.tolist() == [0.5, 2.0] and s.r.tolist() == [1.0, 0.25]
+    with pytest.raises(InvalidInputError, match="sep=';' does not apply to a DataFrame"):
+        eio.sample_from_dataframe(df, spec=eio.LogSpec(sep=";"), wmax=4)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(sep=";;"), "sep=';;' must be one character"),
+    (dict(decimal="1"), "decimal='1' must be one character, not a digit"),
+    (dict(sep='"'), "must be one character, not a digit, a quote or a line break"),
+    (dict(sep=";", decimal=";"), "sep=';' and decimal=';' are the same character"),
+])
+def test_the_dialect_is_checked(bad, message):
+    with pytest.raises(InvalidInputError, match=message) as exc:
+        eio.LogSpec(**bad)
+    assert exc.value.field == list(bad)[-1] or exc.value.field in bad
+
+
+def test_the_dialect_is_refused_where_no_csv_is_read(tmp_path, frame):
+    parquet = write(frame, tmp_path / "log.parquet")
+    with pytest.raises(InvalidInputError, match=r"sep=';' applies to CSV/TSV files, and .* is "
+                       r"parquet: leave out sep \(--sep on the command line\)"):
+        eio.read_log(parquet, sep=";", pmin=PMIN, reward="click")
+    with pytest.raises(InvalidInputError, match="applies to CSV/TSV files"):
+        eio.scan_log(parquet, decimal=",", pmin=PMIN, reward="click")
+    with pytest.raises(InvalidInputError, match="decimal=',' does not apply to scan_engine"):
+        eio.scan_engine(object(), spec=eio.LogSpec(decimal=","))
+    # A TSV takes decimal commas without a separator: its fields are tabs.
+    tsv = tmp_path / "log.tsv"
+    tsv.write_text("w\tr\n0,5\t1\n2\t0,25\n")
+    assert eio.read_log(tsv, wmax=4, decimal=",").sample.w.tolist() == [0.5, 2.0]
