@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+from importlib import resources
 import sys
 import warnings
 
@@ -304,6 +305,8 @@ def _read(args):
         if hasattr(scan.engine, "close"):  # (the Dask engine's data and client, after the run)
             args.closing.callback(scan.engine.close)
         args.rows_in_order = scan.rows_in_order  # (--sequence: the files again, in order)
+        if scan.has_logging_probs:  # (--alternative: IX, from the files again with them)
+            args.ix_chunks = scan.rows_with_logging_probs
         # A log that compressed is a Sample (every method runs on it); else the scan itself.
         return io.Log(sample=scan.sample if scan.sample is not None else scan, path=scan.path,
                       format=scan.format, n_rows=scan.n_rows, columns=scan.columns,
@@ -354,9 +357,14 @@ def _demo_log():
     from ..datasets import example_log, example_log_path
     from ..io import Log
 
+    import numpy as np
+
     sample = example_log()  # wmax = 1/EXAMPLE_PMIN, as `evaluate ... --pmin 0.0625`
+    with resources.as_file(example_log_path()) as path:  # (IX's logging probabilities)
+        logging_probs = np.genfromtxt(path, delimiter=",", names=True)["logging_prob"]
     return Log(sample=sample, path=str(example_log_path()), format="csv", n_rows=sample.n_rows,
-               columns={"w": "target_prob / logging_prob", "r": "reward"})
+               columns={"w": "target_prob / logging_prob", "r": "reward"},
+               logging_probs=logging_probs)
 
 
 # ------------------------------------------------------------------------------------------------

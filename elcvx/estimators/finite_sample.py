@@ -54,7 +54,7 @@ from ..errors import InvalidInputError
 from ..results import _Pair
 from ..sample import check_sample
 
-__all__ = ["METHODS", "FiniteSampleBound", "lower_bound", "upper_bound"]
+__all__ = ["METHODS", "FiniteSampleBound", "lower_bound", "upper_bound", "ix_bound_in_chunks"]
 
 #: The bounds by name.
 METHODS = ("ls", "ix", "eb", "el-betting")
@@ -171,9 +171,7 @@ def _bound(sample, method, confidence_level, logging_probs, parameter, alternati
         low_u = math.expm1(mean - math.log(1.0 / delta) / n) / value
         return _result(sample, alternative, level, method, value, low_u, mean / value)
     if method == "ix":
-        estimate = float(np.dot(c, sample.w * p * u / (p + value))) / n
-        low_u = estimate - math.log(1.0 / delta) / (2.0 * value * n)
-        return _result(sample, alternative, level, method, value, low_u, estimate)
+        return _ix_result(sample, alternative, level, value, _ix_sum(sample, u, p, value))
     x = np.minimum(sample.w, value) * u
     mean = float(np.dot(c, x)) / n
     if n < 2:
@@ -183,6 +181,49 @@ def _bound(sample, method, confidence_level, logging_probs, parameter, alternati
     conf = math.log(2.0 / delta)
     low_u = mean - math.sqrt(2.0 * var * conf / n) - 7.0 * value * conf / (3.0 * (n - 1.0))
     return _result(sample, alternative, level, method, value, low_u, mean)
+
+
+def ix_bound_in_chunks(log, chunks, *, confidence_level: float = 0.95,
+                       alternative: str = "greater", parameter=None) -> FiniteSampleBound:
+    """IX's bound (``lower_bound(..., method="ix")`` for ``"greater"``, ``upper_bound`` for
+    ``"less"``) on a log read in chunks, whose rows are never in memory together.
+
+    IX is a sum over the rows once ``gamma`` is fixed, and ``gamma = 1/(2 sqrt(N))`` needs only
+    ``N``, known before the pass: each chunk's sum is added, and the bound is the in-memory one
+    up to the order of the additions.
+
+    Parameters
+    ----------
+    log : Sample or elcvx.io.LogScan
+        The whole log's ``n``, ``rmin`` and ``rmax`` (its rows are not read).
+    chunks : iterable of (Sample, array_like)
+        Every row of the log once, in any order and grouping: a chunk's sample and its rows'
+        logging probabilities (checked as ``logging_probs=`` is).
+    confidence_level, alternative, parameter
+        As for :func:`lower_bound`; ``alternative`` is ``"greater"`` or ``"less"``.
+    """
+    level = iv.confidence_level(confidence_level)
+    alternative = iv.option("alternative", alternative, ("greater", "less"))
+    n = float(log.n)
+    gamma = _parameter("ix", parameter) if parameter is not None else _default("ix", n)
+    total = 0.0
+    for sample, p in chunks:
+        p = _logging_probs(sample, "ix", p)
+        total += _ix_sum(sample, sample.u if alternative == "greater" else 1.0 - sample.u, p, gamma)
+    return _ix_result(log, alternative, level, gamma, total)
+
+
+def _ix_sum(sample, u, p, gamma) -> float:
+    """``sum c pi u / (p + gamma)`` over a sample's rows, ``pi = w p``."""
+    return float(np.dot(sample.c, sample.w * p * u / (p + gamma)))
+
+
+def _ix_result(log, alternative, level, gamma, total):
+    """IX's bound from its sum over the log's rows: ``total / N - log(1/delta) / (2 gamma N)``."""
+    n = float(log.n)
+    estimate = total / n
+    low_u = estimate - math.log(1.0 / (1.0 - level)) / (2.0 * gamma * n)
+    return _result(log, alternative, level, "ix", gamma, low_u, estimate)
 
 
 def _default(method, n):

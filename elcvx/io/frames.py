@@ -259,6 +259,15 @@ def _sample_from_frame(df, source, spec, *, prefix=""):
     return sample, described
 
 
+def _logging_probs(df, spec):
+    """The logging probabilities of a log's rows ``df`` read as ``spec`` (its column, whose values
+    :func:`_sample_from_frame` has checked), or None when the log has weights instead."""
+    spec = spec.resolve_columns(list(df.columns))
+    if spec.logging_prob is None:
+        return None
+    return _column(df, spec.logging_prob, _locator(df.index), spec.decimal)
+
+
 def _weights_note(check, weights: str) -> str:
     """``check.message`` naming where the weights came from (``weights``: a column, or
     ``"target / logging"``); ``""`` when there is nothing to say."""

@@ -6,12 +6,14 @@ import json
 import os
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import InvalidInputError
 from ..sample import Sample
 from .columns import _missing_columns
 from .files import _check_path, _first_line
 from .formats import _format
-from .frames import _check_weights, _sample_from_frame
+from .frames import _check_weights, _logging_probs, _sample_from_frame
 from .json_tables import _json_document, _read_jsonl
 from .spec import LogSpec
 from .tables import _table_columns, read_table
@@ -39,6 +41,12 @@ class Log:
     notes : tuple of str
         What a reader of the results should know (skipped events, ``pdrop`` handling, a failed
         :meth:`~elcvx.Sample.weight_check`).
+    logging_probs : ndarray or None
+        The logging policy's probability of each row's logged action, one per row of
+        ``sample``, when the log holds them (a logging-probability column, dsjson's
+        ``_label_probability``); else None. A :class:`~elcvx.Sample` keeps only the weights, and
+        IX's bound needs these (``elcvx.baselines.lower_bound(log.sample, method="ix",
+        logging_probs=log.logging_probs)``).
     """
 
     sample: Sample
@@ -48,6 +56,7 @@ class Log:
     skipped: int = 0
     columns: dict = field(default_factory=dict)
     notes: tuple = ()
+    logging_probs: np.ndarray | None = field(default=None, repr=False)
 
 
 def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: str | None = None,
@@ -133,4 +142,5 @@ def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: st
         df = doc[names]
     sample, described = _sample_from_frame(df, path, spec, prefix=f"{path}: ")
     notes = _check_weights(sample, described["w"])
-    return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described, notes=notes)
+    return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described, notes=notes,
+               logging_probs=_logging_probs(df, spec))

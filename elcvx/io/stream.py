@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..sample import Sample
-from .frames import _check_weights, _sample_from_frame
+from .frames import _check_weights, _logging_probs, _sample_from_frame
 from .logs import Log
 from .progress import Progress, progress_enabled
 from .sources import _batches, _columns_of, _log_files, _total_bytes
@@ -183,9 +183,10 @@ def read_log_rows(path, *, spec=None, format=None, chunk_size=1 << 18, progress=
     chunk_size = _positive_int("chunk_size", chunk_size)
     files, root, names, spec = _resolve(path, format, LogSpec.from_keywords(spec))
     path = str(path)
-    chunks, described = [], None
-    for chunk, _, described, _ in _chunk_samples(files, root, names, chunk_size, spec, progress):
+    chunks, probs, described = [], [], None
+    for chunk, df, described, _ in _chunk_samples(files, root, names, chunk_size, spec, progress):
         chunks.append(chunk)
+        probs.append(_logging_probs(df, spec))
     if not chunks:
         raise InvalidInputError(f"{path} has no data rows")
     first = chunks[0]
@@ -198,7 +199,7 @@ def read_log_rows(path, *, spec=None, format=None, chunk_size=1 << 18, progress=
              "every row in memory, in file order",)
     notes += _check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=formats, n_rows=sample.n_rows, columns=described,
-               notes=notes)
+               notes=notes, logging_probs=None if probs[0] is None else np.concatenate(probs))
 
 
 def _positive_int(name, value):

@@ -448,3 +448,35 @@ def test_the_dialect_is_refused_where_no_csv_is_read(tmp_path, frame):
     tsv = tmp_path / "log.tsv"
     tsv.write_text("w\tr\n0,5\t1\n2\t0,25\n")
     assert eio.read_log(tsv, wmax=4, decimal=",").sample.w.tolist() == [0.5, 2.0]
+
+
+def test_every_reader_keeps_the_logging_probabilities(tmp_path, frame):
+    # A Sample keeps only w = target / logging; the Log keeps the logging probabilities (IX's
+    # logging_probs=), one per row of the sample, wherever the log holds them.
+    names = dict(target_prob="p_target", logging_prob="p_log", reward="click", pmin=PMIN)
+    for name in ("log.csv", "log.parquet", "log.jsonl"):
+        log = eio.read_log(write(frame, tmp_path / name), **names)
+        np.testing.assert_array_equal(log.logging_probs, frame["p_log"].to_numpy())
+    from elcvx.io.stream import read_log_rows
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    write(frame.iloc[:25], folder / "a.csv")
+    write(frame.iloc[25:], folder / "b.parquet")
+    rows = read_log_rows(folder, spec=eio.LogSpec(**names), chunk_size=10)
+    np.testing.assert_array_equal(rows.logging_probs, frame["p_log"].to_numpy())
+    scan = eio.scan_log(folder, **names, chunk_size=10, max_pairs=1)
+    assert scan.has_logging_probs
+    got = list(scan.rows_with_logging_probs())
+    np.testing.assert_array_equal(np.concatenate([p for _, p in got]), frame["p_log"].to_numpy())
+    np.testing.assert_array_equal(np.concatenate([s.w for s, _ in got]), expected(frame).w)
+    # Weights only: none.
+    assert eio.read_log(write(frame, tmp_path / "w.csv"), weight="w", reward="click",
+                        wmax=10).logging_probs is None
+    assert not eio.scan_log(tmp_path / "w.csv", weight="w", reward="click", wmax=10).has_logging_probs
+    # dsjson: _label_probability (or the entry of p), one per kept event.
+    path = write_dsjson(tmp_path / "events.dsjson", dsjson_events())
+    log = eio.read_dsjson(path, target_prob=lambda rec: 0.5, pdrop="ignore")
+    kept = [e for e in dsjson_events() if not e.get("_skipLearn")]
+    np.testing.assert_array_equal(log.logging_probs, [e.get("_label_probability", e["p"][0])
+                                                      for e in kept])
