@@ -135,6 +135,7 @@ def _convert(df, source, spec, extra):
         return None, None
     sample, described = _sample_from_frame(df, source, spec, prefix=f"{source}: ")
     df.attrs["file"] = source
+    df.attrs["decimal"] = spec.decimal  # (for the constraint columns)
     cols = columns_of(sample, _constraint_values(df, extra))
     return cols, _Summary(cols.w.size, sample.n, float(cols.w.min()), float(cols.w.max()),
                           described, (sample.wmin, sample.wmax, sample.rmin, sample.rmax))

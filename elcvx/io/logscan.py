@@ -150,11 +150,13 @@ def _names(field, names):
 
 
 def _constraint_values(df, columns):
-    """The constraints' columns of a chunk, one row each, checked to be finite numbers."""
+    """The constraints' columns of a chunk, one row each, checked to be finite numbers (text
+    read with the decimal mark of the log's spec, which the chunk's ``attrs`` carry)."""
     G = np.empty((len(columns), len(df)))
     for j, name in enumerate(columns):
         where = _locator(df.index)
-        G[j] = _column(df, name, lambda i: f"{df.attrs['file']}: {where(i)}")
+        G[j] = _column(df, name, lambda i: f"{df.attrs['file']}: {where(i)}",
+                       df.attrs.get("decimal", "."))
         bad = ~np.isfinite(G[j])
         if bad.any():
             i = int(np.flatnonzero(bad)[0])

@@ -239,6 +239,7 @@ def _chunk_samples(files, root, names, chunk_size, spec, progress):
             # Rows are numbered within their file, as read_table numbers them.
             df.index = pd.RangeIndex(first, first + len(df), name="row" if fmt == "parquet" else "line")
             df.attrs["file"] = file
+            df.attrs["decimal"] = spec.decimal  # (for the constraint columns, read later)
             chunk, described = _sample_from_frame(df, file, spec, prefix=f"{file}: ")
             yield chunk, df, described, bar
             bar.update(done_bytes)

@@ -555,6 +555,13 @@ def test_a_semicolon_decimal_comma_csv_reads_with_sep_and_decimal(tmp_path, caps
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1
     assert "line 2: column 'p_target' is '0,0', not a number" in err and "--decimal ','" in err
+    if engine == "memory":  # profile reads the log with the same flags
+        pflags = [f for f in flags if f not in ("--engine", "memory")]
+        assert main(["profile", str(plain), *pflags]) == 0
+        ref = json.loads(capsys.readouterr().out)
+        assert main(["profile", str(semi), *pflags, "--sep", ";", "--decimal", ","]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert got["profile"] == ref["profile"] and got["estimate"] == ref["estimate"]
 
 
 def test_csv_dialect_flags_are_checked(tmp_path, capsys):

@@ -480,3 +480,17 @@ def test_every_reader_keeps_the_logging_probabilities(tmp_path, frame):
     kept = [e for e in dsjson_events() if not e.get("_skipLearn")]
     np.testing.assert_array_equal(log.logging_probs, [e.get("_label_probability", e["p"][0])
                                                       for e in kept])
+
+
+def test_constraint_columns_read_with_the_decimal_comma(tmp_path):
+    # A constraint column of a semicolon/decimal-comma file is read as the other columns are.
+    path = tmp_path / "log.csv"
+    path.write_text("w;r;g\n0,5;1;0,25\n2;0,25;-0,5\n1,5;0;1,0\n")
+    scan = eio.scan_log(path, wmax=4, sep=";", decimal=",", constraint_columns=["g"])
+    g = scan.engine.map_reduce(lambda cols: cols.G[0].tolist(), lambda a, b: a + b)
+    assert g == [0.25, -0.5, 1.0]
+    # Read as text (a value that is not a number sends the file there): the decimal commas
+    # before it still read, and the error names the bad value's line.
+    path.write_text("w;r;g\n0,5;1;0,25\n2;0,25;-0,5\n1,5;0;abc\n")
+    with pytest.raises(InvalidInputError, match="line 4: column 'g' is 'abc', not a number"):
+        eio.scan_log(path, wmax=4, sep=";", decimal=",", constraint_columns=["g"])
