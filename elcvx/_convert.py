@@ -47,7 +47,11 @@ def plain(value):
 
 def shown_fields(result):
     """The ``(name, value)`` of the fields a result reports: its dataclass fields but those kept
-    out of its repr (per-row arrays such as ``q``, the work counters, private inputs)."""
+    out of its repr (per-row arrays such as ``q``, the work counters, private inputs); for a
+    result that is not a dataclass (a confidence sequence, whose state changes as it is fed),
+    those its ``_shown_fields()`` names."""
+    if not dataclasses.is_dataclass(result):
+        return result._shown_fields()
     return [(f.name, getattr(result, f.name)) for f in dataclasses.fields(result)
             if f.repr and not f.name.startswith("_")]
 

@@ -18,6 +18,9 @@ the fit never saw: that one is a valid 95% lower bound. The README's "Learn a po
     python examples/learn_policy.py --seeds 20      # mean over 20 environments and logs
     python examples/learn_policy.py --n 300 --epsilon 0.1   # small sample, large weights
 
+Without the `vw` extra (`pip install 'elcvx[vw]'`: vowpalwabbit), or with --no-vw, the Vowpal
+Wabbit rows are left out, and the script ends by naming them and the extra they need.
+
 (The compiled inner program's timings in docs/learning.md are benchmarks/bench_learning.py's.)
 """
 
@@ -44,11 +47,39 @@ def held_out_bound(policy, bandit, log, confidence_level):
     return elcvx.interval(sample, confidence_level=confidence_level).low
 
 
-def learners(args, have_vw):
+#: The learners that need an extra: learner -> (the extra, the module it installs).
+EXTRAS = {"vw": ("vw", "vowpalwabbit")}
+
+
+def all_learners(args):
+    """Every ``(solver, learner, make)`` of the full table (the README's)."""
     yield "alternating", "softmax", lambda: LinearSoftmaxPolicy(args.features, args.actions)
     yield "direct", "softmax", lambda: LinearSoftmaxPolicy(args.features, args.actions)
-    if have_vw:
-        yield "alternating", "vw", lambda: VowpalWabbitPolicy(args.actions)
+    yield "alternating", "vw", lambda: VowpalWabbitPolicy(args.actions)
+
+
+def learners(args, have_vw):
+    """The learners this run fits: all but Vowpal Wabbit's when it is not available."""
+    for solver, learner, make in all_learners(args):
+        if learner != "vw" or have_vw:
+            yield solver, learner, make
+
+
+def left_out(args, have_vw) -> list[str]:
+    """The lines that name the full table's rows this run leaves out, grouped by the extra each
+    needs (none when every learner ran)."""
+    skipped = [(solver, learner) for solver, learner, _ in all_learners(args)
+               if learner == "vw" and not have_vw]
+    lines = []
+    for extra, module in {EXTRAS[learner] for _, learner in skipped}:
+        rows = [(solver, learner, objective) for solver, learner in skipped
+                if EXTRAS[learner][0] == extra for objective in OBJECTIVES]
+        why = (f"{module}, left out on request: --no-vw" if args.no_vw else
+               f"{module}, not installed: pip install 'elcvx[{extra}]'")
+        lines.append(f"left out: {len(rows)} rows of the full table, which need the '{extra}' "
+                     f"extra ({why}):")
+        lines += [f"  {solver:<12} {learner:<8} {objective}" for solver, learner, objective in rows]
+    return lines
 
 
 def environment(args, rep):
@@ -123,6 +154,10 @@ def run(args):
         print()
         print("means over the seeds; 'true - ips' pairs each objective with IPS on the same log "
               "and learner")
+    skipped = left_out(args, have_vw)
+    if skipped:
+        print()
+        print("\n".join(skipped))
 
 
 def parse_args(argv=None):

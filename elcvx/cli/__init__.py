@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+from importlib import resources
 import sys
 import warnings
 
@@ -75,6 +76,12 @@ def _add_log_options(p):
                         "K distinct (w, r) pairs (default 1048576)")
     p.add_argument("--input-format", choices=FORMATS,
                    help="the log's format (default: from its name and first bytes)")
+    p.add_argument("--sep", metavar="CHAR",
+                   help="CSV/TSV: the field separator, one character, e.g. ';' (default ',', "
+                        "a tab for TSV)")
+    p.add_argument("--decimal", metavar="CHAR",
+                   help="CSV/TSV: the decimal mark of the numbers, e.g. ',' for 0,25 "
+                        "(default '.'); with ',' in a CSV give --sep too")
     cols = p.add_argument_group(
         "columns", "name the columns of LOG; without them, 'target_prob' and 'logging_prob' are "
         "used if both exist, else 'weight' or 'w'; 'reward' or 'r', else 'cost'")
@@ -298,6 +305,8 @@ def _read(args):
         if hasattr(scan.engine, "close"):  # (the Dask engine's data and client, after the run)
             args.closing.callback(scan.engine.close)
         args.rows_in_order = scan.rows_in_order  # (--sequence: the files again, in order)
+        if scan.has_logging_probs:  # (--alternative: IX, from the files again with them)
+            args.ix_chunks = scan.rows_with_logging_probs
         # A log that compressed is a Sample (every method runs on it); else the scan itself.
         return io.Log(sample=scan.sample if scan.sample is not None else scan, path=scan.path,
                       format=scan.format, n_rows=scan.n_rows, columns=scan.columns,
@@ -314,6 +323,9 @@ def _read(args):
         if args.target_prob_file is None:
             raise UsageError("a dsjson log does not hold the target policy's probabilities: "
                               "give them with --target-prob-file FILE")
+        for flag, value in (("--sep", args.sep), ("--decimal", args.decimal)):
+            if value is not None:
+                raise UsageError(f"{flag} applies to CSV/TSV logs, not to a dsjson log")
         # (--target-prob-col names the column of --target-prob-file here, not one of the log's.)
         return io.read_dsjson(args.log, target_prob=args.target_prob_file,
                               target_prob_column=args.target_prob_col or "target_prob",
@@ -328,13 +340,14 @@ def _read(args):
 
 
 def _log_spec(args, columns: bool = True):
-    """The :class:`~elcvx.io.LogSpec` of the command's column flags (``columns``) and bound
-    flags."""
+    """The :class:`~elcvx.io.LogSpec` of the command's column and CSV flags (``columns``) and
+    bound flags."""
     from ..io import LogSpec
 
     named = dict(weight=args.weight_col, target_prob=args.target_prob_col,
                  logging_prob=args.logging_prob_col, reward=args.reward_col, cost=args.cost_col,
-                 count=args.count_col) if columns else {}
+                 count=args.count_col, sep=args.sep,
+                 decimal="." if args.decimal is None else args.decimal) if columns else {}
     return LogSpec(**named, wmin=args.wmin, wmax=args.wmax, pmin=args.pmin, rmin=args.rmin,
                    rmax=args.rmax, cmin=args.cmin, cmax=args.cmax)
 
@@ -344,9 +357,14 @@ def _demo_log():
     from ..datasets import example_log, example_log_path
     from ..io import Log
 
+    import numpy as np
+
     sample = example_log()  # wmax = 1/EXAMPLE_PMIN, as `evaluate ... --pmin 0.0625`
+    with resources.as_file(example_log_path()) as path:  # (IX's logging probabilities)
+        logging_probs = np.genfromtxt(path, delimiter=",", names=True)["logging_prob"]
     return Log(sample=sample, path=str(example_log_path()), format="csv", n_rows=sample.n_rows,
-               columns={"w": "target_prob / logging_prob", "r": "reward"})
+               columns={"w": "target_prob / logging_prob", "r": "reward"},
+               logging_probs=logging_probs)
 
 
 # ------------------------------------------------------------------------------------------------

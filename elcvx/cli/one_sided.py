@@ -1,8 +1,12 @@
 """``elcvx evaluate --alternative greater|less``: the one-sided section of the report.
 
 EL's one-sided bound (:func:`elcvx.interval` with ``alternative=``) beside the finite-sample
-bounds of :mod:`elcvx.estimators.finite_sample` (LS, EB, el-betting) at the same level; its JSON
-form is the report's ``"one_sided"`` entry, and its CSV rows are named ``<method>:<alternative>``.
+bounds of :mod:`elcvx.estimators.finite_sample` (LS, IX, EB, el-betting) at the same level; its
+JSON form is the report's ``"one_sided"`` entry, and its CSV rows are named
+``<method>:<alternative>``. Every bound the log allows is computed: IX wherever the log holds
+the logging probabilities (in memory, or read again chunk by chunk from a scanned log's files),
+LS and EB where its rows (or their exact compression) are in memory, el-betting where they are
+in memory in log order without counts; a note names each one left out and why.
 """
 
 from __future__ import annotations
@@ -12,16 +16,24 @@ import math
 from ..errors import ElcvxError
 
 #: The rows of the section, in order, with their labels.
-LABELS = {"el": "EL", "ls": "LS", "eb": "EB", "el-betting": "el-betting"}
+LABELS = {"el": "EL", "ls": "LS", "ix": "IX", "eb": "EB", "el-betting": "el-betting"}
+#: What a finite-sample bound needs beyond the rows, said in the section's last note.
+_CONDITIONS = {"ix": "IX: given the logging probabilities",
+               "el-betting": "el-betting: given E[w] = 1, the weight bounds, and rows in log order"}
 
 
 def _num(x):
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def one_sided_report(sample, args) -> dict:
+def one_sided_report(sample, args, logging_probs=None, ix_chunks=None) -> dict:
     """The section's JSON form: ``{"alternative", "confidence_level", "bounds": [{"method",
-    "low", "high", "parameter_name", "parameter"}], "notes"}``."""
+    "low", "high", "parameter_name", "parameter"}], "notes"}``.
+
+    ``logging_probs``: the logging probability of each row of ``sample`` (a log in memory), or
+    ``ix_chunks``: a function of no argument giving the log's chunks with theirs (a log read in
+    chunks, :meth:`elcvx.io.LogScan.rows_with_logging_probs`); with neither, IX is left out.
+    """
     from ..baselines import lower_bound, upper_bound
     from ..interval import interval
 
@@ -31,18 +43,29 @@ def one_sided_report(sample, args) -> dict:
     bounds = [dict(method="el", low=_num(el.low), high=_num(el.high),
                    parameter_name="quantile", parameter=_num(el.quantile))]
     notes = []
-    if not sample.in_memory:
-        notes.append("LS, EB, el-betting: not computed on a log kept in chunks (they need its rows "
-                     "in memory: --engine memory)")
-        return dict(alternative=alternative, confidence_level=level, bounds=bounds, notes=notes)
     bound = lower_bound if alternative == "greater" else upper_bound
-    for name in ("ls", "eb", "el-betting"):
+
+    def ix():
+        if logging_probs is not None:  # (the library's call, on the rows in memory)
+            return bound(sample, method="ix", confidence_level=level, logging_probs=logging_probs)
+        from ..estimators.finite_sample import ix_bound_in_chunks
+
+        return ix_bound_in_chunks(sample, ix_chunks(), confidence_level=level,
+                                  alternative=alternative)
+
+    computed = {"ix": ix} if logging_probs is not None or ix_chunks is not None else {}
+    if sample.in_memory:
+        for name in ("ls", "eb", "el-betting"):
+            computed[name] = lambda name=name: bound(sample, method=name, confidence_level=level)
+    for name in ("ls", "ix", "eb", "el-betting"):  # (the order of finite_sample.METHODS)
+        if name not in computed:
+            continue
         if name == "el-betting" and sample.counts is not None:
             notes.append("el-betting: not computed: it bets on the rows one by one in log order, "
                          "and this log has counts")
             continue
         try:
-            res = bound(sample, method=name, confidence_level=level)
+            res = computed[name]()
         except ElcvxError as exc:  # a bound's failure must not hide the others
             notes.append(f"{LABELS[name]}: cannot be computed ({exc})")
             continue
@@ -50,10 +73,19 @@ def one_sided_report(sample, args) -> dict:
                            parameter_name=res.parameter_name, parameter=res.parameter))
         if res.note:
             notes.append(f"{LABELS[name]}: {res.note}")
-    notes.append("EL's bound is asymptotic (its calibration's threshold at 1 - 2 alpha); LS, EB "
-                 "and el-betting hold at this N (el-betting: given E[w] = 1, the weight bounds, "
-                 "and rows in log order); IX needs the logging probabilities: "
-                 "elcvx.baselines.lower_bound(..., method='ix', logging_probs=...)")
+    if not sample.in_memory:
+        notes.append("LS, EB, el-betting: not computed on a log kept in chunks (they need its rows "
+                     "in memory: --engine memory)")
+    if "ix" not in computed:
+        notes.append("IX: not computed: it needs the logging policy's probability of each logged "
+                     "action, and this log gives weights (name the probability columns: "
+                     "--target-prob-col C --logging-prob-col C)")
+    held = [b["method"] for b in bounds[1:]]
+    if held:
+        given = "; ".join(_CONDITIONS[m] for m in held if m in _CONDITIONS)
+        notes.append(f"EL's bound is asymptotic (its calibration's threshold at 1 - 2 alpha); "
+                     f"{', '.join(LABELS[m] for m in held)} hold{'s' * (len(held) == 1)} at this "
+                     f"N" + (f" ({given})" if given else ""))
     return dict(alternative=alternative, confidence_level=level, bounds=bounds, notes=notes)
 
 

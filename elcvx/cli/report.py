@@ -68,7 +68,9 @@ def evaluate_report(log, args):
     est, chk = ev.estimate, ev.weight_check
     n = int(s.n) if float(s.n).is_integer() else s.n
     alternative = getattr(args, "alternative", "two-sided")
-    one_sided = {} if alternative == "two-sided" else {"one_sided": one_sided_report(s, args)}
+    one_sided = {} if alternative == "two-sided" else {"one_sided": one_sided_report(
+        s, args, logging_probs=getattr(log, "logging_probs", None),
+        ix_chunks=getattr(args, "ix_chunks", None))}
     return {
         "n": n,
         "wmin": s.wmin,

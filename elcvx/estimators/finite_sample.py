@@ -57,7 +57,8 @@ from ..errors import InvalidInputError
 from ..results import _Pair
 from ..sample import check_sample
 
-__all__ = ["METHODS", "FiniteSampleBound", "lower_bound", "upper_bound", "gain_lower_bound"]
+__all__ = ["METHODS", "FiniteSampleBound", "lower_bound", "upper_bound", "gain_lower_bound",
+           "ix_bound_in_chunks"]
 
 #: The bounds by name.
 METHODS = ("ls", "ix", "eb", "el-betting")
@@ -184,8 +185,8 @@ def _mean_bound(method, w, u, c, n, delta, value, p):
         mean = float(np.dot(c, np.log1p(value * w * u))) / n
         return math.expm1(mean - math.log(1.0 / delta) / n) / value, mean / value
     if method == "ix":
-        estimate = float(np.dot(c, w * p * u / (p + value))) / n
-        return estimate - math.log(1.0 / delta) / (2.0 * value * n), estimate
+        estimate = _ix_sum(c, w, u, p, value) / n
+        return _ix_low(estimate, delta, value, n), estimate
     x = np.minimum(w, value) * u
     mean = float(np.dot(c, x)) / n
     var = float(np.dot(c, (x - mean) ** 2)) / (n - 1.0)
@@ -216,6 +217,55 @@ def gain_lower_bound(sample, baseline, *, method: str = "ls", confidence_level: 
     z = sample.w * u + baseline.w * (1.0 - u)
     low, _ = _mean_bound(method, z, 1.0, sample.c, n, 1.0 - level, _default(method, n), p)
     return span * max(low - 1.0, -1.0)
+
+
+def ix_bound_in_chunks(log, chunks, *, confidence_level: float = 0.95,
+                       alternative: str = "greater", parameter=None) -> FiniteSampleBound:
+    """IX's bound (``lower_bound(..., method="ix")`` for ``"greater"``, ``upper_bound`` for
+    ``"less"``) on a log read in chunks, whose rows are never in memory together.
+
+    IX is a sum over the rows once ``gamma`` is fixed, and ``gamma = 1/(2 sqrt(N))`` needs only
+    ``N``, known before the pass: each chunk's sum is added, and the bound is the in-memory one
+    up to the order of the additions.
+
+    Parameters
+    ----------
+    log : Sample or elcvx.io.LogScan
+        The whole log's ``n``, ``rmin`` and ``rmax`` (its rows are not read).
+    chunks : iterable of (Sample, array_like)
+        Every row of the log once, in any order and grouping: a chunk's sample and its rows'
+        logging probabilities (checked as ``logging_probs=`` is).
+    confidence_level, alternative, parameter
+        As for :func:`lower_bound`; ``alternative`` is ``"greater"`` or ``"less"``.
+    """
+    level = iv.confidence_level(confidence_level)
+    alternative = iv.option("alternative", alternative, ("greater", "less"))
+    n = float(log.n)
+    gamma = _parameter("ix", parameter) if parameter is not None else _default("ix", n)
+    total = 0.0
+    for sample, p in chunks:
+        p = _logging_probs(sample, "ix", p)
+        u = sample.u if alternative == "greater" else 1.0 - sample.u
+        total += _ix_sum(sample.c, sample.w, u, p, gamma)
+    return _ix_result(log, alternative, level, gamma, total)
+
+
+def _ix_sum(c, w, u, p, gamma) -> float:
+    """``sum c pi u / (p + gamma)`` over rows, ``pi = w p``."""
+    return float(np.dot(c, w * p * u / (p + gamma)))
+
+
+def _ix_low(estimate, delta, gamma, n) -> float:
+    """IX's bound from its estimate: ``estimate - log(1/delta) / (2 gamma N)``."""
+    return estimate - math.log(1.0 / delta) / (2.0 * gamma * n)
+
+
+def _ix_result(log, alternative, level, gamma, total):
+    """IX's bound from its sum over the log's rows: ``total / N - log(1/delta) / (2 gamma N)``."""
+    n = float(log.n)
+    estimate = total / n
+    return _result(log, alternative, level, "ix", gamma, _ix_low(estimate, 1.0 - level, gamma, n),
+                   estimate)
 
 
 def _default(method, n):

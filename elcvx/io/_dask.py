@@ -105,9 +105,10 @@ def _pieces(files, root):
     return out
 
 
-def _read_piece(piece, root, names):
+def _read_piece(piece, root, names, spec):
     """A partition of a log's files as a pandas DataFrame of the columns ``names``, indexed by
-    row (Parquet) or line (CSV) number in its file, as :func:`~elcvx.io.read_table` numbers them."""
+    row (Parquet) or line (CSV) number in its file, as :func:`~elcvx.io.read_table` numbers them
+    (a CSV/TSV file read in the dialect of ``spec``, a :class:`~elcvx.io.LogSpec`)."""
     pd = _pandas()
     path, fmt, groups, first = piece
     if fmt == "parquet":
@@ -117,7 +118,7 @@ def _read_piece(piece, root, names):
             fragment = fragment.subset(row_group_ids=groups)
         batches = _parquet_batches(path, dataset, fragment, names, root)
     else:
-        batches = _csv_batches(path, "\t" if fmt == "tsv" else ",", names)
+        batches = _csv_batches(path, spec.delimiter(fmt, path), spec, names)
     # A CSV file's batches turn to text from its first value that is not a number: concat
     # keeps each batch's values, in an object column, for _sample_from_frame to name.
     frames = [b.to_pandas() for b in batches]
@@ -134,6 +135,7 @@ def _convert(df, source, spec, extra):
         return None, None
     sample, described = _sample_from_frame(df, source, spec, prefix=f"{source}: ")
     df.attrs["file"] = source
+    df.attrs["decimal"] = spec.decimal  # (for the constraint columns)
     cols = columns_of(sample, _constraint_values(df, extra))
     return cols, _Summary(cols.w.size, sample.n, float(cols.w.min()), float(cols.w.max()),
                           described, (sample.wmin, sample.wmax, sample.rmin, sample.rmax))
@@ -180,7 +182,8 @@ def _frame(source, spec, extra):
         present, shown = list(source.columns), "the Dask DataFrame"
     else:
         files, root = source
-        present, shown = _columns_of(files, root), files[0][0]
+        spec.require_csv([fmt for _, fmt in files], files[0][0])
+        present, shown = _columns_of(files, root, spec), files[0][0]
     spec = spec.resolve_columns(present)
     used = list(dict.fromkeys(spec.column_names + list(extra)))
     _no_duplicates(shown, present, used)
@@ -192,7 +195,7 @@ def _frame(source, spec, extra):
     meta = _pandas().DataFrame({c: np.empty(0) for c in used})
     # As read: no conversion of text columns to Arrow strings (dask's default).
     with dask.config.set({"dataframe.convert-string": False}):
-        frame = dd.from_map(_read_piece, pieces, args=(root, used), meta=meta, label="elcvx-read",
+        frame = dd.from_map(_read_piece, pieces, args=(root, used, spec), meta=meta, label="elcvx-read",
                             enforce_metadata=False)
     return frame, [p[0] for p in pieces], spec
 

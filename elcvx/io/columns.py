@@ -30,8 +30,8 @@ def _delimiter_hint(present) -> str:
     for sep, name in _OTHER_DELIMITERS.items():
         if sep in str(present[0]):
             fix = ("name it .tsv, or give --input-format tsv (format='tsv')" if sep == "\t" else
-                   f"write it again with commas, e.g. pandas.read_csv(path, sep={sep!r})"
-                   ".to_csv('log.csv', index=False)")
+                   f"give sep={sep!r} (on the command line, --sep '{sep}'), and if its numbers "
+                   "are written with decimal commas (0,25) also decimal=',' (--decimal ',')")
             return (f"; the header looks separated by {name}, but a CSV log is read as "
                     f"comma-separated: {fix}")
     return ""

@@ -187,7 +187,7 @@ def read_dsjson(path: str | os.PathLike, *,
         columns["counts"] = f"pdrop ({pdrop})"
     notes.extend(_check_weights(sample, columns["w"]))
     return Log(sample=sample, path=path, format="dsjson", n_rows=n_events, skipped=skipped,
-               columns=columns, notes=tuple(notes))
+               columns=columns, notes=tuple(notes), logging_probs=np.asarray(logging, dtype=float))
 
 
 def _pdrop_counts(drops: np.ndarray, mode: str):

@@ -7,6 +7,7 @@ are checked (:func:`_check_weights`).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from typing import TYPE_CHECKING
@@ -60,16 +61,39 @@ def _numeric(name: str, values, where) -> np.ndarray:
     return out
 
 
-def _column(df, col: str, where) -> np.ndarray:
+#: A number written with a decimal comma (``0,25``, ``-1,5e-3``): read as text when ``decimal``
+#: is ``"."``, and the error says how to read it.
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?\d*,\d+([eE][+-]?\d+)?\s*")
+
+
+def _with_point(value, decimal):
+    """A text value written with the decimal mark ``decimal``, written with ``.`` (None, which
+    is not a number, when it holds a ``.`` itself); any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    return None if "." in value else value.replace(decimal, ".")
+
+
+def _column(df, col: str, where, decimal: str = ".") -> np.ndarray:
+    """A column of ``df`` as floats; text values read as numbers written with the decimal mark
+    ``decimal``. An error names the first value that is not a number, and, for a number written
+    with a decimal comma while ``decimal`` is ``"."``, the option that reads it."""
     s = df[col]
     if s.dtype.kind in "biuf":
         return _numeric(f"column {col!r}", s.to_numpy(dtype=float, na_value=np.nan), where)
     pd = _pandas()
-    num = pd.to_numeric(s, errors="coerce")
+    text = s if decimal == "." else s.map(lambda v: _with_point(v, decimal))
+    num = pd.to_numeric(text, errors="coerce")
     bad = (num.isna() & s.notna()).to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(f"{where(i)}: column {col!r} is {iv._short(s.iloc[i])}, not a number")
+        value = s.iloc[i]
+        hint = ""
+        if decimal == "." and isinstance(value, str) and _DECIMAL_COMMA.fullmatch(value):
+            hint = ("; its numbers are written with a decimal comma: give decimal=',' (on the "
+                    "command line, --decimal ',')")
+        raise InvalidInputError(f"{where(i)}: column {col!r} is {iv._short(value)}, not a number"
+                                f"{hint}", field=col, value=value)
     return _numeric(f"column {col!r}", num.to_numpy(dtype=float, na_value=np.nan), where)
 
 
@@ -128,7 +152,7 @@ def sample_from_dataframe(df: pandas.DataFrame, *, spec: LogSpec | None = None,
                           wmin: float | None = None, wmax: float | None = None,
                           pmin: float | None = None, rmin: float | None = None,
                           rmax: float | None = None, cmin: float | None = None,
-                          cmax: float | None = None) -> Sample:
+                          cmax: float | None = None, decimal: str | None = None) -> Sample:
     """A :class:`~elcvx.Sample` from the columns of a pandas DataFrame.
 
     Parameters
@@ -141,6 +165,10 @@ def sample_from_dataframe(df: pandas.DataFrame, *, spec: LogSpec | None = None,
     weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax, cmin, cmax
         The fields of :class:`~elcvx.io.LogSpec`, as keywords: each one given sets that field of
         ``spec`` (an error if ``spec`` sets it too).
+    decimal : str, optional
+        The decimal mark of numbers held as text (``"0,25"`` with ``decimal=","``); numeric
+        columns are taken as they are. (``spec``'s ``sep`` is refused: a DataFrame has no
+        separator.)
 
     Returns
     -------
@@ -166,7 +194,10 @@ def sample_from_dataframe(df: pandas.DataFrame, *, spec: LogSpec | None = None,
     spec = LogSpec.from_keywords(
         spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
         cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
-        cmax=cmax)
+        cmax=cmax, decimal=decimal)
+    if spec.sep is not None:
+        raise InvalidInputError(f"sep={spec.sep!r} does not apply to a DataFrame: it is a CSV "
+                                "file's field separator", field="sep", value=spec.sep)
     pd = _pandas()
     if not isinstance(df, pd.DataFrame):
         raise InvalidInputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
@@ -196,15 +227,16 @@ def _sample_from_frame(df, source, spec, *, prefix=""):
     rmin, rmax = spec.reward_range
     located = _locator(df.index)
     where = (lambda i: f"{prefix}{located(i)}") if prefix else located
+    decimal = spec.decimal
     if weight is not None:
-        w = _column(df, weight, where)
+        w = _column(df, weight, where, decimal)
     else:
-        t = _column(df, target_prob, where)
-        h = _column(df, logging_prob, where)
-    r = _column(df, reward if reward is not None else cost, where)
+        t = _column(df, target_prob, where, decimal)
+        h = _column(df, logging_prob, where, decimal)
+    r = _column(df, reward if reward is not None else cost, where, decimal)
     if cost is not None:
         r = 0.0 - r
-    counts = _column(df, count, where) if count is not None else None
+    counts = _column(df, count, where, decimal) if count is not None else None
     fields = {"r": f"reward (column {reward!r})" if reward is not None
               else f"cost (column {cost!r})",
               "counts": f"count (column {count!r})"}
@@ -225,6 +257,15 @@ def _sample_from_frame(df, source, spec, *, prefix=""):
     if count is not None:
         described["counts"] = count
     return sample, described
+
+
+def _logging_probs(df, spec):
+    """The logging probabilities of a log's rows ``df`` read as ``spec`` (its column, whose values
+    :func:`_sample_from_frame` has checked), or None when the log has weights instead."""
+    spec = spec.resolve_columns(list(df.columns))
+    if spec.logging_prob is None:
+        return None
+    return _column(df, spec.logging_prob, _locator(df.index), spec.decimal)
 
 
 def _weights_note(check, weights: str) -> str:

@@ -6,12 +6,14 @@ import json
 import os
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import InvalidInputError
 from ..sample import Sample
 from .columns import _missing_columns
 from .files import _check_path, _first_line
 from .formats import _format
-from .frames import _check_weights, _sample_from_frame
+from .frames import _check_weights, _logging_probs, _sample_from_frame
 from .json_tables import _json_document, _read_jsonl
 from .spec import LogSpec
 from .tables import _table_columns, read_table
@@ -39,6 +41,12 @@ class Log:
     notes : tuple of str
         What a reader of the results should know (skipped events, ``pdrop`` handling, a failed
         :meth:`~elcvx.Sample.weight_check`).
+    logging_probs : ndarray or None
+        The logging policy's probability of each row's logged action, one per row of
+        ``sample``, when the log holds them (a logging-probability column, dsjson's
+        ``_label_probability``); else None. A :class:`~elcvx.Sample` keeps only the weights, and
+        IX's bound needs these (``elcvx.baselines.lower_bound(log.sample, method="ix",
+        logging_probs=log.logging_probs)``).
     """
 
     sample: Sample
@@ -48,6 +56,7 @@ class Log:
     skipped: int = 0
     columns: dict = field(default_factory=dict)
     notes: tuple = ()
+    logging_probs: np.ndarray | None = field(default=None, repr=False)
 
 
 def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: str | None = None,
@@ -56,13 +65,17 @@ def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: st
              cost: str | None = None, count: str | None = None, wmin: float | None = None,
              wmax: float | None = None, pmin: float | None = None, rmin: float | None = None,
              rmax: float | None = None, cmin: float | None = None, cmax: float | None = None,
+             sep: str | None = None, decimal: str | None = None,
              progress: bool | None = None) -> Log:
     """Read a CSV/TSV, Parquet or JSON-lines log (gzip or not) into a :class:`Log`.
 
-    Only the named columns are read. The columns and bounds are a :class:`LogSpec` (``spec``),
-    or its fields as keywords (``weight``, ..., ``cmax``: each one given sets that field of
-    ``spec``; an error if ``spec`` sets it too); ``format`` and ``progress`` are those of
-    :func:`read_table`. Vowpal Wabbit dsjson logs are read by :func:`read_dsjson`.
+    Only the named columns are read. The columns, bounds and CSV dialect are a :class:`LogSpec`
+    (``spec``), or its fields as keywords (``weight``, ..., ``cmax``, ``sep``, ``decimal``: each
+    one given sets that field of ``spec``; an error if ``spec`` sets it too); ``format`` and
+    ``progress`` are those of :func:`read_table`. A CSV written by a spreadsheet in a language
+    with decimal commas (``w;r`` then ``0,25;1``) needs ``sep=";", decimal=","`` (on the command
+    line, ``--sep ';' --decimal ','``). Vowpal Wabbit dsjson logs are read by
+    :func:`read_dsjson`.
 
     Returns
     -------
@@ -91,9 +104,10 @@ def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: st
     spec = LogSpec.from_keywords(
         spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
         cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
-        cmax=cmax)
+        cmax=cmax, sep=sep, decimal=decimal)
     path = _check_path(path)
     fmt = _format(path, format)
+    spec.require_csv([fmt], path)
     if fmt == "dsjson":
         raise InvalidInputError(
             f"{path} is a Vowpal Wabbit dsjson log: its columns are fixed, and the target "
@@ -101,7 +115,7 @@ def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: st
             "command line, --target-prob-file)")
     doc = None
     if fmt in ("parquet", "csv", "tsv"):
-        present = _table_columns(path, fmt)
+        present = _table_columns(path, fmt, spec)
     elif (doc := _json_document(path, progress)) is not None:
         # One JSON document (a records array, an object of columns): its columns are known.
         present = list(doc.columns)
@@ -120,7 +134,7 @@ def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: st
         spec = spec.resolve_columns(present)
     names = spec.column_names
     if doc is None:
-        df = read_table(path, columns=names, format=fmt, progress=progress)
+        df = read_table(path, columns=names, format=fmt, progress=progress, spec=spec)
     else:
         _missing_columns(path, names, present)
         if len(doc) == 0:
@@ -128,4 +142,5 @@ def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: st
         df = doc[names]
     sample, described = _sample_from_frame(df, path, spec, prefix=f"{path}: ")
     notes = _check_weights(sample, described["w"])
-    return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described, notes=notes)
+    return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described, notes=notes,
+               logging_probs=_logging_probs(df, spec))

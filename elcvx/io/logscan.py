@@ -13,7 +13,7 @@ from ..engines.rows import ChunkedMoments
 from ..errors import InvalidInputError
 from ..fast.kernels import add
 from ..sample import RewardScale
-from .frames import _column, _locator
+from .frames import _column, _locator, _logging_probs
 from .stream import _chunk_samples
 
 
@@ -77,6 +77,29 @@ class LogScan(RewardScale):
         for sample, *_ in _chunk_samples(*self._files, False):
             yield sample
 
+    @property
+    def has_logging_probs(self) -> bool:
+        """Whether the log's files hold the logging probabilities (a logging-probability column,
+        not weights), which :meth:`rows_with_logging_probs` reads."""
+        return self._files is not None and self._files[4].logging_prob is not None
+
+    def rows_with_logging_probs(self):
+        """Each chunk of the log's rows as :meth:`rows_in_order` reads it (the files again), with
+        its rows' logging probabilities: ``(sample, logging_probs)``, what IX's bound on a log
+        in chunks takes (:func:`elcvx.estimators.finite_sample.ix_bound_in_chunks`).
+
+        Raises
+        ------
+        InvalidInputError
+            The log was not read from files here, or it has weights, not logging probabilities.
+        """
+        if not self.has_logging_probs:
+            raise InvalidInputError(f"{self.path}: no logging probabilities (the log gives "
+                                    "weights, or was not read from files here)")
+        spec = self._files[4]
+        for sample, df, *_ in _chunk_samples(*self._files, False):
+            yield sample, _logging_probs(df, spec)
+
     def moments(self, constraints=(), atoms=None, side="lower"):
         """The solvers' model of the log's rows (:class:`elcvx.engines.rows.ChunkedMoments`); each
         constraint names one of :attr:`constraint_columns`."""
@@ -127,11 +150,13 @@ def _names(field, names):
 
 
 def _constraint_values(df, columns):
-    """The constraints' columns of a chunk, one row each, checked to be finite numbers."""
+    """The constraints' columns of a chunk, one row each, checked to be finite numbers (text
+    read with the decimal mark of the log's spec, which the chunk's ``attrs`` carry)."""
     G = np.empty((len(columns), len(df)))
     for j, name in enumerate(columns):
         where = _locator(df.index)
-        G[j] = _column(df, name, lambda i: f"{df.attrs['file']}: {where(i)}")
+        G[j] = _column(df, name, lambda i: f"{df.attrs['file']}: {where(i)}",
+                       df.attrs.get("decimal", "."))
         bad = ~np.isfinite(G[j])
         if bad.any():
             i = int(np.flatnonzero(bad)[0])

@@ -32,7 +32,8 @@ CACHES = ("auto", "memory", "disk", "none")
 
 def scan_log(path, *, spec=None, format=None, weight=None, target_prob=None, logging_prob=None,
              reward=None, cost=None, count=None, wmin=None, wmax=None, pmin=None, rmin=None,
-             rmax=None, cmin=None, cmax=None, chunk_size=1 << 18, max_pairs=SCAN_MAX_PAIRS,
+             rmax=None, cmin=None, cmax=None, sep=None, decimal=None, chunk_size=1 << 18,
+             max_pairs=SCAN_MAX_PAIRS,
              cache="auto", cache_bytes=1 << 29, constraint_columns=(), engine="stream",
              client=None, progress=None) -> LogScan:
     """Read a log chunk by chunk into a :class:`LogScan`, which :func:`elcvx.estimate`,
@@ -55,6 +56,10 @@ def scan_log(path, *, spec=None, format=None, weight=None, target_prob=None, log
     weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax, cmin, cmax
         The fields of :class:`~elcvx.io.LogSpec`, as keywords: each one given sets that field of
         ``spec`` (an error if ``spec`` sets it too).
+    sep, decimal : str, optional
+        The CSV/TSV files' field separator and decimal mark (fields of
+        :class:`~elcvx.io.LogSpec` too): ``sep=";", decimal=","`` for a spreadsheet's export
+        with decimal commas.
     chunk_size : int
         Rows per chunk (default 262144).
     constraint_columns : sequence of str
@@ -99,7 +104,7 @@ def scan_log(path, *, spec=None, format=None, weight=None, target_prob=None, log
     spec = LogSpec.from_keywords(
         spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
         cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
-        cmax=cmax)
+        cmax=cmax, sep=sep, decimal=decimal)
     if engine not in ENGINES:
         raise InvalidInputError(f"engine={engine!r} must be one of {', '.join(map(repr, ENGINES))}",
                                 field="engine", value=engine)

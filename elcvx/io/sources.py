@@ -65,12 +65,13 @@ def _log_files(path, format=None):
     return out, root
 
 
-def _columns_of(files, root):
-    """The column names of the log's first file (with its partition columns)."""
+def _columns_of(files, root, spec):
+    """The column names of the log's first file (with its partition columns; a CSV/TSV file's
+    header read with the separator of ``spec``, a :class:`~elcvx.io.LogSpec`)."""
     path, fmt = files[0]
     if fmt == "parquet":
         return list(_parquet_dataset([path], root).schema.names)
-    return _csv_header(path, "\t" if fmt == "tsv" else ",")
+    return _csv_header(path, spec.delimiter(fmt, path))
 
 
 def _parquet_dataset(paths, root):
@@ -84,10 +85,11 @@ def _parquet_dataset(paths, root):
                                 f"Parquet: {exc}") from None
 
 
-def _batches(files, root, columns, chunk_size):
+def _batches(files, root, columns, chunk_size, spec):
     """``(path, format, first, batch)`` for every non-empty chunk of at most ``chunk_size`` rows of ``columns``, in
     file order: ``first`` numbers the chunk's first row as :func:`read_table` would (Parquet rows
-    from 1, CSV lines from 2, the header being line 1)."""
+    from 1, CSV lines from 2, the header being line 1). CSV/TSV files are read in the dialect
+    (``sep``, ``decimal``) of ``spec``, a :class:`~elcvx.io.LogSpec`."""
     parquet = [p for p, fmt in files if fmt == "parquet"]
     fragments = {}
     if parquet:
@@ -97,7 +99,7 @@ def _batches(files, root, columns, chunk_size):
         if fmt == "parquet":
             batches, first = _parquet_batches(path, dataset, fragments[path], columns, root), 1
         else:
-            batches, first = _csv_batches(path, "\t" if fmt == "tsv" else ",", columns), 2
+            batches, first = _csv_batches(path, spec.delimiter(fmt, path), spec, columns), 2
         for batch in batches:
             # Re-cut to chunk_size: Parquet row groups and CSV blocks come in their own sizes.
             for start in range(0, batch.num_rows, chunk_size):
@@ -123,9 +125,10 @@ def _parquet_batches(path, dataset, fragment, columns, root):
         raise InvalidInputError(f"cannot read {path} as Parquet: {exc}") from None
 
 
-def _csv_batches(path, sep, columns):
-    """A CSV file's batches, as float64 columns; from the first value that is not a number as
-    Arrow reads numbers, as text (converted, or located, by the caller). A blank line at the end
+def _csv_batches(path, sep, spec, columns):
+    """A CSV file's batches, as float64 columns (numbers with the decimal mark of ``spec``, a
+    :class:`~elcvx.io.LogSpec`); from
+    the first value that is not a number as Arrow reads numbers, as text (converted, or located, by the caller). A blank line at the end
     is dropped, as by :func:`read_table`; one inside is a row of nulls (an error, later)."""
     pa = _arrow("csv", "reading CSV logs")[0]
     header = _csv_header(path, sep)
@@ -135,7 +138,8 @@ def _csv_batches(path, sep, columns):
     while True:
         types = pa.string() if text else pa.float64()
         try:
-            for batch in _csv_stream(path, sep, columns, {c: types for c in columns}, done):
+            for batch in _csv_stream(path, sep, spec, columns, {c: types for c in columns},
+                                     done):
                 done += batch.num_rows
                 yield batch
             return
@@ -148,7 +152,7 @@ def _csv_batches(path, sep, columns):
             raise InvalidInputError(f"cannot read {path} as {_csv_name(sep)}: {exc}") from None
 
 
-def _csv_stream(path, sep, columns, types, skip):
+def _csv_stream(path, sep, spec, columns, types, skip):
     """The batches of a CSV file after its first ``skip`` rows, rows of nulls at the end held
     back until a row with a value follows them."""
     pa, pc = _arrow("csv", "reading CSV logs")
@@ -161,7 +165,7 @@ def _csv_stream(path, sep, columns, types, skip):
     # One thread: the streaming reader knows line numbers only then.
     read = pc.ReadOptions(use_threads=False, block_size=1 << 22, skip_rows_after_names=skip)
     parse = pc.ParseOptions(delimiter=sep, ignore_empty_lines=False, invalid_row_handler=on_bad_row)
-    convert = pc.ConvertOptions(include_columns=columns, column_types=types,
+    convert = pc.ConvertOptions(include_columns=columns, column_types=types, decimal_point=spec.decimal,
                                 strings_can_be_null=True, quoted_strings_can_be_null=False)
     held = []
     with _Opened(path, progress=False, text=_csv_name(sep)) as f:

@@ -1,8 +1,8 @@
 """The columns and bounds of a log, stated once: :class:`LogSpec`.
 
-Every reader of :mod:`elcvx.io` needs the same thirteen facts about a log: which columns hold the
-weights (or the two probabilities), the rewards (or costs) and the counts, and the bounds on the
-weights and rewards. They travel through the package as one frozen, validated :class:`LogSpec`;
+Every reader of :mod:`elcvx.io` needs the same facts about a log: which columns hold the
+weights (or the two probabilities), the rewards (or costs) and the counts, the bounds on the
+weights and rewards, and, for a CSV file, how its fields and decimals are written. They travel through the package as one frozen, validated :class:`LogSpec`;
 the public readers also take them as keywords, folded into a spec by
 :meth:`LogSpec.from_keywords` (one place, so that each reader does not check them again).
 """
@@ -25,6 +25,10 @@ from .columns import _shown
 COLUMN_FIELDS = ("weight", "target_prob", "logging_prob", "reward", "cost", "count")
 #: The fields bounding the weights and the rewards.
 BOUND_FIELDS = ("wmin", "wmax", "pmin", "rmin", "rmax", "cmin", "cmax")
+#: The fields saying how a CSV/TSV file is written (its dialect), with their defaults.
+DIALECT_FIELDS = {"sep": None, "decimal": "."}
+#: The field separator of each text table format when ``sep`` is not given.
+_DEFAULT_SEPS = {"csv": ",", "tsv": "\t"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +66,15 @@ class LogSpec:
         The cost range instead (both): the reward range is then ``[-cmax, -cmin]``.
     count : str, optional
         Column of positive counts (a row stands for ``count`` identical examples).
+    sep : str, optional
+        The field separator of a CSV/TSV file, one character: ``";"`` for the semicolon-separated
+        files of spreadsheets set to a language that writes decimal commas. Default ``","`` for
+        CSV, a tab for TSV.
+    decimal : str
+        The decimal mark of the numbers in a CSV/TSV file (and in text columns), one character:
+        ``","`` for ``0,25``; default ``"."``. A number written with the other mark is not a
+        number. ``sep`` and ``decimal`` apply to CSV/TSV files only: readers of other formats
+        refuse them.
 
     Raises
     ------
@@ -71,7 +84,9 @@ class LogSpec:
         together with ``cost``; ``wmax`` with ``pmin``; the reward range with the cost range, or
         one end of the cost range alone; a bound that is not a number or out of its range
         (``wmin`` in ``[0, 1)``, ``wmax > 1``, ``pmin`` in ``(0, 1)``, ``rmin < rmax``,
-        ``cmin < cmax``), as :class:`~elcvx.Sample` says it.
+        ``cmin < cmax``), as :class:`~elcvx.Sample` says it; a ``sep`` or ``decimal`` that is
+        not one character, is a digit, a quote or a line break, or a ``decimal`` equal to
+        ``sep``.
 
     Examples
     --------
@@ -95,10 +110,14 @@ class LogSpec:
     cmin: float | None = None
     cmax: float | None = None
     count: str | None = None
+    # How a CSV/TSV file is written.
+    sep: str | None = None
+    decimal: str = "."
 
     def __post_init__(self):
         self._check_columns()
         self._check_bounds()
+        self._check_dialect()
 
     # -- checks (once, when the spec is made) ----------------------------------------------------
     def _check_columns(self):
@@ -172,7 +191,53 @@ class LogSpec:
         (wmin, wmax), (rmin, rmax) = self.weight_range, self.reward_range
         Sample([1.0], [rmin], wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
 
+    def _check_dialect(self):
+        for name, default in DIALECT_FIELDS.items():
+            value = getattr(self, name)
+            if value == default:
+                continue
+            if not (isinstance(value, str) and len(value) == 1) or value.isdigit() \
+                    or value in "\"\r\n":
+                raise InvalidInputError(
+                    f"{name}={value!r} must be one character, not a digit, a quote or a line "
+                    "break", field=name, value=value)
+        if self.sep is not None and self.sep == self.decimal:
+            raise InvalidInputError(f"sep={self.sep!r} and decimal={self.decimal!r} are the same "
+                                    "character: a field could not be told from a decimal",
+                                    field="decimal", value=self.decimal)
+
     # -- what the readers read off it ------------------------------------------------------------
+    @property
+    def dialect(self) -> dict:
+        """The dialect fields that differ from their defaults (``{}``: a plain CSV)."""
+        return {name: getattr(self, name) for name, default in DIALECT_FIELDS.items()
+                if getattr(self, name) != default}
+
+    def delimiter(self, fmt: str, path=None) -> str:
+        """The field separator of a file in the text table format ``fmt`` (``"csv"`` or
+        ``"tsv"``): ``sep``, else the format's own; an error naming ``path`` when it is the
+        decimal mark too (``decimal=","`` in a comma-separated file)."""
+        sep = self.sep if self.sep is not None else _DEFAULT_SEPS[fmt]
+        if sep == self.decimal:
+            where = f"{path}: " if path is not None else ""
+            raise InvalidInputError(
+                f"{where}decimal={self.decimal!r} is also the field separator of a {fmt.upper()} "
+                "file: give the separator too, e.g. sep=';' (on the command line, --sep ';')",
+                field="decimal", value=self.decimal)
+        return sep
+
+    def require_csv(self, formats, source) -> LogSpec:
+        """This spec, for a log whose files are in ``formats``: raise if it sets the CSV dialect
+        (``sep``, ``decimal``) and no file is CSV/TSV (``source`` names the log)."""
+        formats = set(formats)
+        if self.dialect and not formats & set(_DEFAULT_SEPS):
+            name, value = next(iter(self.dialect.items()))
+            raise InvalidInputError(
+                f"{name}={value!r} applies to CSV/TSV files, and {source} is "
+                f"{' and '.join(sorted(formats))}: leave out {name} (--{name} on the command "
+                "line)", field=name, value=value)
+        return self
+
     @property
     def weight_range(self) -> tuple[float, float]:
         """``(wmin, wmax)`` of the sample: ``wmax``, else ``1/pmin``, else ``inf``."""
@@ -224,6 +289,9 @@ class LogSpec:
                 raise InvalidInputError(f"{name}={getattr(self, name)!r} does not apply to "
                                         f"{reader}: its columns are fixed (give only the bounds)",
                                         field=name, value=getattr(self, name))
+        for name, value in self.dialect.items():
+            raise InvalidInputError(f"{name}={value!r} does not apply to {reader}: it reads no "
+                                    "CSV (give only the bounds)", field=name, value=value)
         return self
 
     @classmethod

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..sample import Sample
-from .frames import _check_weights, _sample_from_frame
+from .frames import _check_weights, _logging_probs, _sample_from_frame
 from .logs import Log
 from .progress import Progress, progress_enabled
 from .sources import _batches, _columns_of, _log_files, _total_bytes
@@ -86,15 +86,16 @@ class _Groups:
 def read_log_compressed(path, *, spec=None, format=None, weight=None, target_prob=None,
                         logging_prob=None, reward=None, cost=None, count=None, wmin=None,
                         wmax=None, pmin=None, rmin=None, rmax=None, cmin=None, cmax=None,
+                        sep=None, decimal=None,
                         chunk_size=1 << 18, max_pairs=MAX_PAIRS, progress=None) -> Log:
     """Read a log chunk by chunk, never whole, into its exact compression: a :class:`Log` whose
     sample has one row per distinct ``(w, r)`` pair, with counts.
 
     The sample equals ``read_log(...).sample.compress()`` on the same rows (counts, weights and
     rewards exactly; sums of non-integer counts up to rounding), so every estimate and interval
-    is the one on the whole log. The columns and bounds are those of :func:`read_log` (a
-    :class:`LogSpec`, or its fields as keywords); default column names are resolved on the
-    first file.
+    is the one on the whole log. The columns, bounds and CSV dialect (``sep``, ``decimal``) are
+    those of :func:`read_log` (a :class:`LogSpec`, or its fields as keywords); default column
+    names are resolved on the first file.
 
     Parameters
     ----------
@@ -143,7 +144,7 @@ def read_log_compressed(path, *, spec=None, format=None, weight=None, target_pro
     spec = LogSpec.from_keywords(
         spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
         cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
-        cmax=cmax)
+        cmax=cmax, sep=sep, decimal=decimal)
     chunk_size = _positive_int("chunk_size", chunk_size)
     max_pairs = _positive_int("max_pairs", max_pairs)
     files, root, names, spec = _resolve(path, format, spec)
@@ -182,9 +183,10 @@ def read_log_rows(path, *, spec=None, format=None, chunk_size=1 << 18, progress=
     chunk_size = _positive_int("chunk_size", chunk_size)
     files, root, names, spec = _resolve(path, format, LogSpec.from_keywords(spec))
     path = str(path)
-    chunks, described = [], None
-    for chunk, _, described, _ in _chunk_samples(files, root, names, chunk_size, spec, progress):
+    chunks, probs, described = [], [], None
+    for chunk, df, described, _ in _chunk_samples(files, root, names, chunk_size, spec, progress):
         chunks.append(chunk)
+        probs.append(_logging_probs(df, spec))
     if not chunks:
         raise InvalidInputError(f"{path} has no data rows")
     first = chunks[0]
@@ -197,7 +199,7 @@ def read_log_rows(path, *, spec=None, format=None, chunk_size=1 << 18, progress=
              "every row in memory, in file order",)
     notes += _check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=formats, n_rows=sample.n_rows, columns=described,
-               notes=notes)
+               notes=notes, logging_probs=None if probs[0] is None else np.concatenate(probs))
 
 
 def _positive_int(name, value):
@@ -212,7 +214,8 @@ def _resolve(path, format, spec, extra=()):
     ones too) and ``spec`` (a :class:`~elcvx.io.LogSpec`) with its column names resolved on the
     first file."""
     files, root = _log_files(path, format)
-    spec = spec.resolve_columns(_columns_of(files, root))
+    spec = spec.require_csv([fmt for _, fmt in files], path).resolve_columns(
+        _columns_of(files, root, spec))
     names = list(dict.fromkeys(spec.column_names + list(extra)))
     return files, root, names, spec
 
@@ -228,7 +231,7 @@ def _chunk_samples(files, root, names, chunk_size, spec, progress):
     bar.file = 0
     done_bytes, current = 0, None
     try:
-        for file, fmt, first, batch in _batches(files, root, names, chunk_size):
+        for file, fmt, first, batch in _batches(files, root, names, chunk_size, spec):
             if file != current:
                 done_bytes += 0 if current is None else os.path.getsize(current)
                 current, bar.file = file, bar.file + 1
@@ -236,6 +239,7 @@ def _chunk_samples(files, root, names, chunk_size, spec, progress):
             # Rows are numbered within their file, as read_table numbers them.
             df.index = pd.RangeIndex(first, first + len(df), name="row" if fmt == "parquet" else "line")
             df.attrs["file"] = file
+            df.attrs["decimal"] = spec.decimal  # (for the constraint columns, read later)
             chunk, described = _sample_from_frame(df, file, spec, prefix=f"{file}: ")
             yield chunk, df, described, bar
             bar.update(done_bytes)

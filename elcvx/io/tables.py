@@ -17,13 +17,16 @@ from .files import _check_path, _is_gzip, _Opened
 from .formats import _format
 from .json_tables import _read_jsonl
 from .progress import Progress, progress_enabled
+from .spec import LogSpec
 
 if TYPE_CHECKING:  # (annotations only: pandas is imported when a table is read)
     import pandas
 
 
 def read_table(path: str | os.PathLike, *, columns: list[str] | None = None,
-               format: str | None = None, progress: bool | None = None) -> pandas.DataFrame:
+               format: str | None = None, progress: bool | None = None,
+               spec: LogSpec | None = None, sep: str | None = None,
+               decimal: str | None = None) -> pandas.DataFrame:
     """Read a CSV/TSV, Parquet or JSON-lines file (gzip or not) into a pandas DataFrame.
 
     The index locates each row in the file, for error messages: for CSV and JSON lines it is
@@ -40,6 +43,13 @@ def read_table(path: str | os.PathLike, *, columns: list[str] | None = None,
     progress : bool, optional
         Draw a progress bar on stderr; default when stderr is a terminal and the file is larger
         than 50 MB.
+    spec : LogSpec, optional
+        Only its CSV dialect is used (the columns read are ``columns``).
+    sep, decimal : str, optional
+        A CSV/TSV file's field separator (default ``","``, a tab for TSV) and decimal mark
+        (default ``"."``), one character each, as keywords or in ``spec``: ``sep=";",
+        decimal=","`` reads ``0,25;1`` as the numbers 0.25 and 1 (:class:`LogSpec` states the
+        rules). Other formats refuse them.
 
     Returns
     -------
@@ -58,8 +68,9 @@ def read_table(path: str | os.PathLike, *, columns: list[str] | None = None,
         raise InvalidInputError(f"{path} is a Vowpal Wabbit dsjson log: read it with read_dsjson")
     if columns is not None:
         columns = list(dict.fromkeys(columns))
+    dialect = LogSpec.from_keywords(spec, sep=sep, decimal=decimal).require_csv([fmt], path)
     if fmt in ("csv", "tsv"):
-        df = _read_csv(path, columns, "\t" if fmt == "tsv" else ",", progress)
+        df = _read_csv(path, columns, dialect.delimiter(fmt, path), dialect, progress)
     elif fmt == "parquet":
         df = _read_parquet(path, columns, progress)
     else:
@@ -93,9 +104,10 @@ def _csv_header(path, sep):
         raise InvalidInputError(f"cannot read {path} as {what}: {exc}") from None
 
 
-def _csv_table(path, sep, columns, types, progress, threads):
-    """Stream a CSV file into an Arrow table; a row with the wrong number of fields is an error
-    naming its line (pyarrow knows line numbers when it parses on one thread)."""
+def _csv_table(path, sep, spec, columns, types, progress, threads):
+    """Stream a CSV file into an Arrow table, numbers read with the decimal mark of ``spec`` (a
+    :class:`~elcvx.io.LogSpec`); a row with the wrong number of fields is an error naming its
+    line (pyarrow knows line numbers when it parses on one thread)."""
     pa, pc = _arrow("csv", "reading CSV logs")
     bad = []
 
@@ -105,7 +117,7 @@ def _csv_table(path, sep, columns, types, progress, threads):
 
     read = pc.ReadOptions(use_threads=threads, block_size=1 << 22)
     parse = pc.ParseOptions(delimiter=sep, ignore_empty_lines=False, invalid_row_handler=on_bad_row)
-    convert = pc.ConvertOptions(include_columns=columns, column_types=types,
+    convert = pc.ConvertOptions(include_columns=columns, column_types=types, decimal_point=spec.decimal,
                                 strings_can_be_null=True, quoted_strings_can_be_null=False)
     try:
         with _Opened(path, progress=progress, text=_csv_name(sep)) as f:
@@ -115,7 +127,7 @@ def _csv_table(path, sep, columns, types, progress, threads):
         if bad:
             row = bad[0]
             if row.number is None and threads:
-                return _csv_table(path, sep, columns, types, False, False)
+                return _csv_table(path, sep, spec, columns, types, False, False)
             raise _malformed_row(path, row) from None
         raise
 
@@ -127,7 +139,7 @@ def _malformed_row(path, row) -> InvalidInputError:
                              f"where the header has {row.expected_columns}")
 
 
-def _read_csv(path, columns, sep, progress):
+def _read_csv(path, columns, sep, spec, progress):
     pd = _pandas()
     pa, pc = _arrow("csv", "reading CSV logs")
     header = _csv_header(path, sep)
@@ -138,12 +150,14 @@ def _read_csv(path, columns, sep, progress):
     try:
         try:
             # Fast path: the columns as float64.
-            table = _csv_table(path, sep, columns, {c: pa.float64() for c in columns}, progress, True)
+            table = _csv_table(path, sep, spec, columns, {c: pa.float64() for c in columns},
+                               progress, True)
         except pa.ArrowInvalid as exc:
             if "conversion error" not in str(exc):
                 raise
             # Some value is not a number as Arrow reads them: read text, convert (or locate) later.
-            table = _csv_table(path, sep, columns, {c: pa.string() for c in columns}, progress, True)
+            table = _csv_table(path, sep, spec, columns, {c: pa.string() for c in columns},
+                               progress, True)
     except pa.ArrowInvalid as exc:
         raise InvalidInputError(f"cannot read {path} as {_csv_name(sep)}: {exc}") from None
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
@@ -200,7 +214,8 @@ def _read_parquet(path, columns, progress):
     return df
 
 
-def _table_columns(path, fmt):
+def _table_columns(path, fmt, spec):
+    """The column names of a Parquet or CSV/TSV file (read with ``spec``'s separator)."""
     if fmt == "parquet":
         return _parquet_file(path, False)[1].schema_arrow.names
-    return _csv_header(path, "\t" if fmt == "tsv" else ",")
+    return _csv_header(path, spec.delimiter(fmt, path))

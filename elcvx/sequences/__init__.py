@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import _validation as iv
 from ..errors import InvalidInputError
-from ..results import ConfidenceInterval, SequenceResult
+from ..results import ConfidenceInterval, SequenceResult, _Converts
 from ..sample import MAX_WEIGHT
 from . import betting as _betting
 from . import ddrm as _ddrm
@@ -51,10 +51,14 @@ def __dir__():
     return sorted(__all__)
 
 
-class _Sequence:
+class _Sequence(_Converts):
     """A confidence sequence fed in log order: ``update(w, r)`` with a row or a chunk of rows.
 
-    Feeding a log in any chunking gives exactly the bounds of one call on the whole log.
+    Feeding a log in any chunking gives exactly the bounds of one call on the whole log. Like
+    every result, it converts (:mod:`elcvx._convert`): ``to_dict()`` and ``to_frame()`` (one
+    row) give its state after the last example fed: ``method``, ``t``, ``interval`` (a
+    frame's ``interval_low``, ``interval_high``), ``confidence_level``, ``intersect``, ``rmin``,
+    ``rmax`` and its tuning (``grid``, ``tail``).
     """
 
     method = ""
@@ -131,6 +135,17 @@ class _Sequence:
         return (f"{type(self).__name__}(t={self.t}, confidence_level={self.confidence_level:g}, "
                 f"interval=[{low:.6g}, {high:.6g}])")
 
+    #: The tuning a subclass takes beyond the base's (its ``__init__`` keywords).
+    _TUNING: tuple = ()
+
+    def _shown_fields(self):
+        """What ``to_dict``, ``to_frame`` and a notebook show: the state after the last example
+        (a sequence is not a dataclass: it changes as it is fed)."""
+        return [("method", self.method), ("t", self.t), ("interval", self.interval),
+                ("confidence_level", self.confidence_level), ("intersect", self.intersect),
+                ("rmin", self.rmin), ("rmax", self.rmax),
+                *((name, getattr(self, name)) for name in self._TUNING)]
+
 
 class BettingSequence(_Sequence):
     """The betting confidence sequence, fed in log order (see :func:`betting_sequence`).
@@ -146,6 +161,7 @@ class BettingSequence(_Sequence):
     """
 
     method = "betting"
+    _TUNING = ("grid",)
 
     def __init__(self, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=True,
                  grid=_betting.GRID):
@@ -172,6 +188,7 @@ class DDRMSequence(_Sequence):
     """
 
     method = "ddrm"
+    _TUNING = ("tail",)
 
     def __init__(self, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=True,
                  tail="exact"):

@@ -514,12 +514,68 @@ def test_another_delimiter_is_named(tmp_path, capsys, sep, fragment):
     assert main(["evaluate", str(path)]) == 2
     err = capsys.readouterr().err
     assert fragment in err and len(err.splitlines()) == 1
-    fix = "--input-format tsv" if sep == "\t" else f"pandas.read_csv(path, sep={sep!r})"
-    assert fix in err
-    if sep != "\t":  # the suggested line reads it
-        fixed = tmp_path / "fixed.csv"
-        pd.read_csv(path, sep=sep).to_csv(fixed, index=False)
-        assert main(["evaluate", str(fixed), "--wmax", "2"]) == 0
+    if sep != "\t":  # the flags the error names read it
+        assert f"--sep '{sep}'" in err and "--decimal ','" in err
+        assert main(["evaluate", str(path), "--wmax", "2", "--sep", sep]) == 0
     else:
+        assert "--input-format tsv" in err
         assert main(["evaluate", str(path), "--input-format", "tsv", "--wmax", "2"]) == 0
     capsys.readouterr()
+
+
+def decimal_comma_csv(frame, path):
+    """``frame``'s log written by hand as a spreadsheet set to decimal commas writes it: fields
+    separated by ';', every number with ',' for its decimal point (0,8 for 0.8)."""
+    cols = ["p_target", "p_log", "click"]
+    lines = [";".join(cols)] + [";".join(repr(float(v)).replace(".", ",") for v in row)
+                                for row in frame[cols].itertuples(index=False)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_a_semicolon_decimal_comma_csv_reads_with_sep_and_decimal(tmp_path, capsys, engine):
+    frame = make_frame()
+    plain = write(frame, tmp_path / "plain.csv")
+    semi = decimal_comma_csv(frame, tmp_path / "semi.csv")
+    assert "0,8;" in semi.read_text()  # (the file is the dialect under test)
+    flags = ["--target-prob-col", "p_target", "--logging-prob-col", "p_log", "--reward-col",
+             "click", "--pmin", str(PMIN), "--format", "json", "--engine", engine]
+    assert main(["evaluate", str(plain), *flags]) == 0
+    ref = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", str(semi), *flags, "--sep", ";", "--decimal", ","]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["results"] == ref["results"] and got["n"] == ref["n"] == len(frame)
+    check_report(got, expected(frame))  # the numbers of the sample written in the frame
+    # Without the flags: one line naming both; with --sep alone: the decimal comma named.
+    assert main(["evaluate", str(semi), *flags]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "--sep ';'" in err and "--decimal ','" in err
+    assert main(["evaluate", str(semi), *flags, "--sep", ";"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert "line 2: column 'p_target' is '0,0', not a number" in err and "--decimal ','" in err
+    if engine == "memory":  # profile reads the log with the same flags
+        pflags = [f for f in flags if f not in ("--engine", "memory")]
+        assert main(["profile", str(plain), *pflags]) == 0
+        ref = json.loads(capsys.readouterr().out)
+        assert main(["profile", str(semi), *pflags, "--sep", ";", "--decimal", ","]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert got["profile"] == ref["profile"] and got["estimate"] == ref["estimate"]
+
+
+def test_csv_dialect_flags_are_checked(tmp_path, capsys):
+    path = tmp_path / "log.csv"
+    path.write_text("w,r\n1,0.5\n")
+    for flags, message in [
+        (["--decimal", ","], "decimal=',' is also the field separator of a CSV file: give the "
+                             "separator too, e.g. sep=';' (on the command line, --sep ';')"),
+        (["--sep", ";;"], "sep=';;' must be one character"),
+        (["--sep", ";", "--decimal", ";"], "sep=';' and decimal=';' are the same character"),
+    ]:
+        assert main(["evaluate", str(path), *flags]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and message in err, (flags, err)
+    parquet = write(make_frame(), tmp_path / "log.parquet")
+    assert main(["evaluate", str(parquet), "--sep", ";"]) == 2
+    assert "sep=';' applies to CSV/TSV files" in capsys.readouterr().err

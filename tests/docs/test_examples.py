@@ -56,6 +56,27 @@ def test_learn_policy_runs_small():
     assert "true value of the logging policy: 0.6555" in out
     rows = re.findall(r"^(alternating|direct)\s+softmax\s+(lower_bound|estimate|ips)\s", out, re.M)
     assert len(rows) == 6
+    # The Vowpal Wabbit rows left out are named, with why.
+    assert ("left out: 3 rows of the full table, which need the 'vw' extra (vowpalwabbit, left "
+            "out on request: --no-vw):") in out
+    for objective in ("lower_bound", "estimate", "ips"):
+        assert re.search(rf"^  alternating\s+vw\s+{objective}$", out, re.M)
+
+
+def test_learn_policy_names_the_rows_an_absent_extra_leaves_out():
+    # Without vowpalwabbit, the three rows of the README's table that need it are named with
+    # the extra and the command that installs it (with it, nothing is left out).
+    import importlib.util
+
+    out = _run("examples/learn_policy.py", "--n", "200", "--passes", "1")
+    if importlib.util.find_spec("vowpalwabbit") is not None:
+        assert "left out" not in out
+        return
+    assert ("left out: 3 rows of the full table, which need the 'vw' extra (vowpalwabbit, not "
+            "installed: pip install 'elcvx[vw]'):") in out
+    named = re.findall(r"^  (alternating)\s+(vw)\s+(lower_bound|estimate|ips)$", out, re.M)
+    assert [o for _, _, o in named] == ["lower_bound", "estimate", "ips"]
+    assert not re.search(r"^alternating\s+vw\s", out, re.M)  # (not in the table itself)
 
 
 def test_make_shop_log_rewrites_the_notebooks_log(tmp_path):

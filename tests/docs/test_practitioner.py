@@ -319,7 +319,7 @@ def test_from_dataframe_names_its_keywords():
     params = inspect.signature(Sample.from_dataframe).parameters
     assert list(params) == ["df", "spec", "weight", "target_prob", "logging_prob", "reward",
                             "cost", "count", "wmin", "wmax", "pmin", "rmin", "rmax", "cmin",
-                            "cmax"]
+                            "cmax", "decimal"]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(params.values())[1:])
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"p_target": [1.0, 0.0], "p_log": [0.5, 0.25], "click": [1, 0]})

@@ -352,3 +352,145 @@ def test_the_line_of_a_bad_value_comes_from_the_errors_index(tmp_path, monkeypat
                         lambda name, i, value, reason: original(name, i, value, "REWORDED"))
     with pytest.raises(InvalidInputError, match=r"line 5: weight \(column 'w'\) = 9\.0 REWORDED$"):
         eio.read_log(path, wmax=5)
+
+
+def semicolon_csv(frame, path, cols=("p_target", "p_log", "click")):
+    """``frame``'s columns written by hand in a spreadsheet's dialect for decimal commas: fields
+    separated by ';', each number's decimal point written ',' (0,8 for 0.8)."""
+    lines = [";".join(cols)] + [";".join(repr(float(v)).replace(".", ",") for v in row)
+                                for row in frame[list(cols)].itertuples(index=False)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_semicolon_decimal_comma_csv_reads_as_the_plain_one(tmp_path, frame):
+    semi = semicolon_csv(frame, tmp_path / "semi.csv")
+    plain = write(frame, tmp_path / "plain.csv")
+    assert "0,8;" in semi.read_text()
+    spec = eio.LogSpec(target_prob="p_target", logging_prob="p_log", reward="click", pmin=PMIN)
+    ref = expected(frame)  # the sample of the frame's own numbers
+    for read in (lambda p, **kw: eio.read_log(p, spec=spec, **kw).sample,
+                 lambda p, **kw: eio.read_log_compressed(p, spec=spec, chunk_size=7, **kw).sample,
+                 lambda p, **kw: eio.scan_log(p, spec=spec, chunk_size=7, max_pairs=1, **kw)):
+        got, base = read(semi, sep=";", decimal=","), read(plain)
+        assert got.n == base.n == len(frame)
+        if isinstance(got, Sample) and got.n_rows == len(frame):
+            np.testing.assert_array_equal(got.w, ref.w)
+            np.testing.assert_array_equal(got.r, ref.r)
+        assert elcvx.estimate(got).value == elcvx.estimate(base).value
+        assert tuple(elcvx.interval(got)) == tuple(elcvx.interval(base))
+    # The dialect in a spec, and read_table's keywords.
+    dialect = eio.LogSpec(sep=";", decimal=",")
+    df = eio.read_table(semi, spec=dialect)
+    np.testing.assert_array_equal(df["p_log"].to_numpy(), frame["p_log"].to_numpy())
+    assert df.index[0] == 2  # lines, as for any CSV
+
+
+def test_a_semicolon_csv_error_names_sep_and_decimal(tmp_path, frame):
+    semi = semicolon_csv(frame, tmp_path / "semi.csv")
+    with pytest.raises(InvalidInputError) as exc:
+        eio.read_log(semi, pmin=PMIN, reward="click")
+    assert "separated by semicolons" in str(exc.value)
+    assert "give sep=';'" in str(exc.value) and "decimal=','" in str(exc.value)
+    with pytest.raises(InvalidInputError, match=r"line 2: column 'p_target' is '\d,\d', not a "
+                       r"number; its numbers are written with a decimal comma: give "
+                       "decimal=','") as exc:
+        eio.read_log(semi, target_prob="p_target", logging_prob="p_log", reward="click",
+                     pmin=PMIN, sep=";")
+    assert exc.value.field == "p_target"
+
+
+def test_decimal_comma_text_values_are_located(tmp_path):
+    # A value that is not a number sends the read to text: the numbers before it still read
+    # with their decimal comma, and the error names the line of the bad one. A '.' is not the
+    # decimal mark here.
+    path = tmp_path / "log.csv"
+    for bad, shown in (("abc", "'abc'"), ("0.5", "'0.5'")):
+        path.write_text(f"w;r\n0,5;1\n2;0,25\n1,5;{bad}\n")
+        with pytest.raises(InvalidInputError, match=f"line 4: column 'r' is {shown}, not a number"):
+            eio.read_log(path, wmax=4, sep=";", decimal=",")
+        for chunked in (eio.read_log_compressed, eio.scan_log):
+            with pytest.raises(InvalidInputError, match=f"line 4: column 'r' is {shown}"):
+                chunked(path, wmax=4, sep=";", decimal=",", chunk_size=1)
+    path.write_text("w;r\n0,5;1\n2;0,25\n1,5;0\n")
+    s = eio.read_log(path, wmax=4, sep=";", decimal=",").sample
+    assert s.w.tolist() == [0.5, 2.0, 1.5] and s.r.tolist() == [1.0, 0.25, 0.0]
+    # Text columns of a DataFrame take decimal= too; sep does not apply to a frame.
+    df = pd.DataFrame({"w": ["0,5", "2"], "r": ["1", "0,25"]})
+    s = eio.sample_from_dataframe(df, wmax=4, decimal=",")
+    assert s.w.tolist() == [0.5, 2.0] and s.r.tolist() == [1.0, 0.25]
+    with pytest.raises(InvalidInputError, match="sep=';' does not apply to a DataFrame"):
+        eio.sample_from_dataframe(df, spec=eio.LogSpec(sep=";"), wmax=4)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(sep=";;"), "sep=';;' must be one character"),
+    (dict(decimal="1"), "decimal='1' must be one character, not a digit"),
+    (dict(sep='"'), "must be one character, not a digit, a quote or a line break"),
+    (dict(sep=";", decimal=";"), "sep=';' and decimal=';' are the same character"),
+])
+def test_the_dialect_is_checked(bad, message):
+    with pytest.raises(InvalidInputError, match=message) as exc:
+        eio.LogSpec(**bad)
+    assert exc.value.field == list(bad)[-1] or exc.value.field in bad
+
+
+def test_the_dialect_is_refused_where_no_csv_is_read(tmp_path, frame):
+    parquet = write(frame, tmp_path / "log.parquet")
+    with pytest.raises(InvalidInputError, match=r"sep=';' applies to CSV/TSV files, and .* is "
+                       r"parquet: leave out sep \(--sep on the command line\)"):
+        eio.read_log(parquet, sep=";", pmin=PMIN, reward="click")
+    with pytest.raises(InvalidInputError, match="applies to CSV/TSV files"):
+        eio.scan_log(parquet, decimal=",", pmin=PMIN, reward="click")
+    with pytest.raises(InvalidInputError, match="decimal=',' does not apply to scan_engine"):
+        eio.scan_engine(object(), spec=eio.LogSpec(decimal=","))
+    # A TSV takes decimal commas without a separator: its fields are tabs.
+    tsv = tmp_path / "log.tsv"
+    tsv.write_text("w\tr\n0,5\t1\n2\t0,25\n")
+    assert eio.read_log(tsv, wmax=4, decimal=",").sample.w.tolist() == [0.5, 2.0]
+
+
+def test_every_reader_keeps_the_logging_probabilities(tmp_path, frame):
+    # A Sample keeps only w = target / logging; the Log keeps the logging probabilities (IX's
+    # logging_probs=), one per row of the sample, wherever the log holds them.
+    names = dict(target_prob="p_target", logging_prob="p_log", reward="click", pmin=PMIN)
+    for name in ("log.csv", "log.parquet", "log.jsonl"):
+        log = eio.read_log(write(frame, tmp_path / name), **names)
+        np.testing.assert_array_equal(log.logging_probs, frame["p_log"].to_numpy())
+    from elcvx.io.stream import read_log_rows
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    write(frame.iloc[:25], folder / "a.csv")
+    write(frame.iloc[25:], folder / "b.parquet")
+    rows = read_log_rows(folder, spec=eio.LogSpec(**names), chunk_size=10)
+    np.testing.assert_array_equal(rows.logging_probs, frame["p_log"].to_numpy())
+    scan = eio.scan_log(folder, **names, chunk_size=10, max_pairs=1)
+    assert scan.has_logging_probs
+    got = list(scan.rows_with_logging_probs())
+    np.testing.assert_array_equal(np.concatenate([p for _, p in got]), frame["p_log"].to_numpy())
+    np.testing.assert_array_equal(np.concatenate([s.w for s, _ in got]), expected(frame).w)
+    # Weights only: none.
+    assert eio.read_log(write(frame, tmp_path / "w.csv"), weight="w", reward="click",
+                        wmax=10).logging_probs is None
+    assert not eio.scan_log(tmp_path / "w.csv", weight="w", reward="click", wmax=10).has_logging_probs
+    # dsjson: _label_probability (or the entry of p), one per kept event.
+    path = write_dsjson(tmp_path / "events.dsjson", dsjson_events())
+    log = eio.read_dsjson(path, target_prob=lambda rec: 0.5, pdrop="ignore")
+    kept = [e for e in dsjson_events() if not e.get("_skipLearn")]
+    np.testing.assert_array_equal(log.logging_probs, [e.get("_label_probability", e["p"][0])
+                                                      for e in kept])
+
+
+def test_constraint_columns_read_with_the_decimal_comma(tmp_path):
+    # A constraint column of a semicolon/decimal-comma file is read as the other columns are.
+    path = tmp_path / "log.csv"
+    path.write_text("w;r;g\n0,5;1;0,25\n2;0,25;-0,5\n1,5;0;1,0\n")
+    scan = eio.scan_log(path, wmax=4, sep=";", decimal=",", constraint_columns=["g"])
+    g = scan.engine.map_reduce(lambda cols: cols.G[0].tolist(), lambda a, b: a + b)
+    assert g == [0.25, -0.5, 1.0]
+    # Read as text (a value that is not a number sends the file there): the decimal commas
+    # before it still read, and the error names the bad value's line.
+    path.write_text("w;r;g\n0,5;1;0,25\n2;0,25;-0,5\n1,5;0;abc\n")
+    with pytest.raises(InvalidInputError, match="line 4: column 'g' is 'abc', not a number"):
+        eio.scan_log(path, wmax=4, sep=";", decimal=",", constraint_columns=["g"])

@@ -275,9 +275,10 @@ def test_from_keywords_takes_a_spec_or_none():
 #: ones each takes: every column and bound, or the bounds only where the columns are fixed.
 READER_OPTIONS = {
     "read_log": OPTIONS, "read_log_compressed": OPTIONS, "scan_log": OPTIONS,
-    "sample_from_dataframe": OPTIONS,
+    "sample_from_dataframe": tuple(o for o in OPTIONS if o != "sep"),  # (a frame has no sep)
     "read_dsjson": ("wmin", "wmax", "pmin", "rmin", "rmax", "cmin", "cmax"),
     "scan_engine": ("wmin", "wmax", "rmin", "rmax"),
+    "read_table": ("sep", "decimal"),  # a table's CSV dialect only
 }
 
 

@@ -229,3 +229,24 @@ def test_bad_input():
         upper_bound(s, confidence_level=1.0)
     one = lower_bound(Sample([2.0], [1.0]), method="eb")
     assert one.low == 0.0 and "N=1" in one.note
+
+
+def test_ix_in_chunks_is_the_in_memory_bound():
+    # IX is a sum over the rows once gamma = 1/(2 sqrt N) is fixed: chunks in any grouping and
+    # order give the in-memory bound (to the rounding of the additions), on either side.
+    from elcvx.estimators.finite_sample import ix_bound_in_chunks
+
+    rng = np.random.default_rng(3)
+    p = rng.choice([0.1, 0.25, 0.5], 120)
+    pi = rng.choice([0.0, 1.0], 120)
+    s = Sample(pi / p, rng.random(120), counts=rng.integers(1, 4, 120).astype(float), wmax=10)
+    cut = [0, 7, 50, 51, 120]
+    parts = [(Sample(s.w[a:b], s.r[a:b], counts=s.counts[a:b], wmax=10), p[a:b])
+             for a, b in zip(cut, cut[1:])][::-1]
+    for side, bound, end in (("greater", lower_bound, "low"), ("less", upper_bound, "high")):
+        whole = bound(s, method="ix", confidence_level=0.9, logging_probs=p)
+        chunked = ix_bound_in_chunks(s, parts, confidence_level=0.9, alternative=side)
+        assert getattr(chunked, end) == pytest.approx(getattr(whole, end), abs=1e-14)
+        assert (chunked.parameter, chunked.n, chunked.method) == (whole.parameter, whole.n, "ix")
+    with pytest.raises(InvalidInputError, match="logging_probs"):  # checked chunk by chunk
+        ix_bound_in_chunks(s, [(parts[0][0], parts[0][1] * 20)])

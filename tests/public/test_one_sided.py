@@ -149,7 +149,7 @@ def test_the_command_line_one_sided_section(capsys):
     assert main(["demo", "--alternative", "greater", "--format", "json"]) == 0
     section = json.loads(capsys.readouterr().out)["one_sided"]
     got = {b["method"]: b for b in section["bounds"]}
-    assert list(got) == ["el", "ls", "eb", "el-betting"]
+    assert list(got) == ["el", "ls", "ix", "eb", "el-betting"]
     el = elcvx.interval(s, alternative="greater")
     assert (got["el"]["low"], got["el"]["high"], got["el"]["parameter"]) == (el.low, 1.0, el.quantile)
     for name in ("ls", "eb", "el-betting"):
@@ -169,3 +169,66 @@ def test_the_command_line_one_sided_section(capsys):
     assert "one_sided" not in json.loads(capsys.readouterr().out)
     assert main(["demo", "--alternative", "above"]) == 2
     assert "--alternative" in capsys.readouterr().err
+
+
+def ix_reference(target_prob, logging_prob, u, level, side):
+    """IX written from its definition (Gabbianelli, Neu and Papini 2024): with ``gamma = 1/(2
+    sqrt N)`` and ``delta = 1 - level``, the lower bound ``sum pi u / (p + gamma) / N - log(1/delta)
+    / (2 gamma N)`` clipped to [0, 1]; the upper one is 1 minus that of ``1 - u``."""
+    n = target_prob.size
+    gamma = 1.0 / (2.0 * math.sqrt(n))
+    x = u if side == "greater" else 1.0 - u
+    low = float(np.sum(target_prob * x / (logging_prob + gamma))) / n \
+        - math.log(1.0 / (1.0 - level)) / (2.0 * gamma * n)
+    low = min(max(low, 0.0), 1.0)
+    return (low if side == "greater" else 1.0 - low), gamma
+
+
+@pytest.mark.parametrize("engine, extra", [("memory", []), ("stream", []),
+                                           ("stream", ["--max-pairs", "1"])])
+@pytest.mark.parametrize("side", ["greater", "less"])
+def test_the_command_line_computes_ix_from_the_logging_probabilities(capsys, engine, extra, side):
+    # The bundled log has target_prob and logging_prob columns: IX is in the one-sided section,
+    # on every engine (stream: compressed to 6 (w, r) rows, or kept in chunks with --max-pairs 1,
+    # the files read again for IX), at the library's value and the definition's.
+    import json
+
+    pytest.importorskip("pyarrow")
+    from elcvx.baselines import lower_bound, upper_bound
+    from elcvx.cli import main
+    from elcvx.datasets import EXAMPLE_PMIN, example_log, example_log_path
+
+    data = np.genfromtxt(example_log_path(), delimiter=",", names=True)
+    ref, gamma = ix_reference(data["target_prob"], data["logging_prob"], data["reward"], 0.9, side)
+    bound = lower_bound if side == "greater" else upper_bound
+    lib = bound(example_log(), method="ix", confidence_level=0.9, logging_probs=data["logging_prob"])
+    end = "low" if side == "greater" else "high"
+    assert getattr(lib, end) == pytest.approx(ref, abs=1e-15)
+    args = ["evaluate", str(example_log_path()), "--pmin", str(EXAMPLE_PMIN), "--alternative",
+            side, "--confidence-level", "0.9", "--engine", engine, *extra]
+    assert main([*args, "--format", "json"]) == 0
+    section = json.loads(capsys.readouterr().out)["one_sided"]
+    ix = {b["method"]: b for b in section["bounds"]}["ix"]
+    assert ix[end] == pytest.approx(getattr(lib, end), abs=1e-15)
+    assert ix["parameter_name"] == "gamma" and ix["parameter"] == pytest.approx(gamma, abs=1e-15)
+    assert not any("IX: not computed" in n for n in section["notes"])
+    assert main(args) == 0
+    table = capsys.readouterr().out
+    assert f"IX          {getattr(lib, end):>8.4f}   gamma = {gamma:.4g}" in table
+
+
+def test_the_command_line_says_why_ix_is_left_out(tmp_path, capsys):
+    # A log of weights has no logging probabilities: IX is left out, and a note says what it needs.
+    import json
+
+    from elcvx.cli import main
+
+    path = tmp_path / "w.csv"
+    path.write_text("w,r\n0,1\n2,0.5\n2,1\n0,0\n")
+    assert main(["evaluate", str(path), "--wmax", "4", "--alternative", "greater",
+                 "--format", "json"]) == 0
+    section = json.loads(capsys.readouterr().out)["one_sided"]
+    assert "ix" not in [b["method"] for b in section["bounds"]]
+    assert any(n.startswith("IX: not computed: it needs the logging policy's probability of each "
+                            "logged action") and "--logging-prob-col" in n
+               for n in section["notes"])

@@ -498,3 +498,35 @@ def test_merge_with_a_shard_that_has_no_rows_yet(kind):
         assert abs(union.low - half.low) < 1e-12 and abs(union.high - half.high) < 1e-12
     else:
         assert union.low < res.interval.low and union.high > res.interval.high
+
+
+@pytest.mark.parametrize("make, tuning", [
+    (lambda: BettingSequence(confidence_level=0.9, grid=50), {"grid": 50}),
+    (lambda: DDRMSequence(intersect=False), {"tail": "exact"}),
+])
+def test_a_sequence_converts_like_every_result(make, tuning):
+    # to_dict / to_frame / the notebook's HTML, as every result has them (elcvx._convert): the
+    # state after the last example. 400 rows of Vowpal Wabbit's DDRM test (w = 1.1, r = 1, 0, ...).
+    import json
+
+    seq = make()
+    assert seq.to_dict()["t"] == 0 and seq.to_dict()["interval"] == {"low": 0.0, "high": 1.0}
+    seq.update([1.1, 1.1] * 200, [1.0, 0.0] * 200)
+    d = seq.to_dict()
+    low, high = seq.interval
+    assert d == {"method": seq.method, "t": 400, "interval": {"low": low, "high": high},
+                 "confidence_level": seq.confidence_level, "intersect": seq.intersect,
+                 "rmin": 0.0, "rmax": 1.0, **tuning}
+    assert json.loads(json.dumps(d)) == d  # plain data
+    if seq.method == "ddrm":  # Vowpal Wabbit's test numbers (VW_LB, VW_UB), to 6 decimals
+        assert d["interval"]["low"] == pytest.approx(VW_LB, abs=5e-7)
+        assert d["interval"]["high"] == pytest.approx(VW_UB, abs=5e-7)
+    pytest.importorskip("pandas")
+    frame = seq.to_frame()
+    assert len(frame) == 1
+    assert frame.iloc[0].to_dict() == {"method": seq.method, "t": 400, "interval_low": low,
+                                       "interval_high": high,
+                                       "confidence_level": seq.confidence_level,
+                                       "intersect": seq.intersect, "rmin": 0.0, "rmax": 1.0,
+                                       **tuning}
+    assert f"<strong>{type(seq).__name__}</strong>" in seq._repr_html_()
