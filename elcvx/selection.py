@@ -366,14 +366,18 @@ def _baseline(baseline, probs, labels, p0, r, bounds, pmin, wmax, rmin, rmax):
                 raise InvalidInputError(f"baseline={baseline!r} is not a candidate's position "
                                         f"(0 to {len(labels) - 1})", field="baseline", value=j)
         logging = bool(np.array_equal(probs[:, j], p0))
-        return _Baseline(labels[j], _sample(probs[:, j], p0, r, bounds[j], rmin, rmax, labels[j]),
+        # The logging policy's weight is 1 everywhere: any bound above 1 is valid for it, and
+        # the paired model needs one finite weight bound (its atoms say w_b = 1).
+        bound = 2.0 if logging and math.isinf(bounds[j]) else bounds[j]
+        return _Baseline(labels[j], _sample(probs[:, j], p0, r, bound, rmin, rmax, labels[j]),
                          j, logging)
     pi = iv.vector("baseline", baseline, n=p0.size, length_of="logging_probs")
     iv.within("baseline", pi, 0.0, 1.0)
     bound = float(wmax) if wmax is not None and np.ndim(wmax) == 0 else (
         1.0 / pmin if pmin is not None else math.inf)
-    return _Baseline("baseline", _sample(pi, p0, r, bound, rmin, rmax, "baseline"), None,
-                     bool(np.array_equal(pi, p0)))
+    logging = bool(np.array_equal(pi, p0))
+    bound = 2.0 if logging and math.isinf(bound) else bound
+    return _Baseline("baseline", _sample(pi, p0, r, bound, rmin, rmax, "baseline"), None, logging)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
     elcvx evaluate LOG [column options] [bounds] [--engine memory|stream|dask] [--format table|json|csv]
     elcvx profile LOG [column options] [bounds] [--plot FILE.png]
+    elcvx select LOG --candidates C1,C2,... [--baseline logging|COL] [--method el|ls|...]
     elcvx demo
     elcvx datasets fetch [--ids IDS] [--dir DIR]
 
@@ -213,6 +214,10 @@ def build_parser():
                     help="with --plot FILE, also draw the confidence sequences' bounds over t "
                          "beside the EL interval at each t, to FILE's name + '-sequence'")
     pr.set_defaults(func=_cmd_profile)
+
+    from .select import add_select_parser
+
+    add_select_parser(sub, _level)
 
     demo = sub.add_parser("demo", help="evaluate the bundled example log",
                           description="Run 'elcvx evaluate' on the bundled example log "
