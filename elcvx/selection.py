@@ -48,7 +48,7 @@ __all__ = ["select", "SelectionResult", "METHODS", "RULES"]
 #: :func:`elcvx.baselines.lower_bound`.
 METHODS = ("el", "el-betting", "ls", "ix", "eb")
 #: How the candidate is chosen from the simultaneous bounds (:func:`select`).
-RULES = ("gain", "bound", "estimate")
+RULES = ("bound", "gain", "estimate")
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,8 +136,8 @@ def select(target_probs: ArrayLike, logging_probs: ArrayLike, rewards: ArrayLike
            pmin: float | None = None, wmax: float | ArrayLike | None = None,
            rmin: float = 0.0, rmax: float = 1.0, names: ArrayLike | None = None,
            baseline: int | str | ArrayLike | None = None, confidence_level: float = 0.95,
-           method: str = "el", rule: str | None = None, calibration: str = "chi2",
-           solver: str = "auto") -> SelectionResult:
+           method: str = "el", rule: str = "bound", calibration: str = "chi2",
+           solver: str = "auto", threads: int | None = None) -> SelectionResult:
     r"""Choose the best of ``K`` candidate policies from one log, with bounds valid after the choice.
 
     Row ``n`` of the log has the logging policy's probability ``p_n`` of the logged action, its
@@ -174,8 +174,9 @@ def select(target_probs: ArrayLike, logging_probs: ArrayLike, rewards: ArrayLike
         The candidates' names (default: the DataFrame's columns, else ``"0"``, ``"1"``, ...).
     baseline : None, "logging", int, str or array_like of shape (N,)
         What the candidates must beat: the logging policy (``"logging"``), a candidate (its
-        position or name), or another policy's probabilities of the logged actions. Without
-        one there are no gains and the rule is ``"bound"``.
+        position or name), or another policy's probabilities of the logged actions: each
+        candidate's certified gain over it is reported (and bounded with the others). Without
+        one there are no gains.
     confidence_level : float
         The probability that every reported bound holds at once.
     method : {"el", "el-betting", "ls", "ix", "eb"}
@@ -183,17 +184,25 @@ def select(target_probs: ArrayLike, logging_probs: ArrayLike, rewards: ArrayLike
         and :func:`elcvx.difference`), the tightest, asymptotic; the others hold at every ``N``
         (:func:`elcvx.baselines.lower_bound`, their defaults; ``"el-betting"`` needs finite
         weight bounds to be tight).
-    rule : {"gain", "bound", "estimate"}, optional
-        ``"gain"`` (the default with a baseline): the candidate with the largest certified gain
-        over the baseline, if any is positive, else the baseline. ``"bound"`` (the default
-        without one): the largest lower bound. ``"estimate"``: the largest estimate among the
-        candidates certified better than the baseline, else the baseline. Ties go to the
-        baseline, then to the first in input order. Under ``"gain"`` and ``"estimate"`` the
-        chosen policy is, with probability ``1 - delta``, no worse than the baseline.
+    rule : {"bound", "gain", "estimate"}
+        ``"bound"`` (default): the largest lower bound, so the chosen candidate's certified value
+        is the largest any candidate has. ``"gain"``: the largest certified gain over the
+        baseline if any is positive, else the baseline; ``"estimate"``: the largest estimate
+        among the candidates certified better than the baseline, else the baseline. Under
+        these two the chosen policy is, with probability ``1 - delta``, no worse than the
+        baseline; they need one, and they keep it more often (on the policy-selection study of
+        the documentation, "bound" chose the best candidate in 39 of 50 trials, "gain" in 34,
+        and neither ever a worse one than the logging policy). Ties go to the baseline, then to
+        the first in input order.
     calibration : {"chi2", "f"}
         EL's threshold (``method="el"`` only).
     solver : {"auto", "fast", "cvxpy"}
         EL's solver path (``method="el"``, ``"el-betting"``'s estimate).
+    threads : int, optional
+        The candidates are computed on this many threads at once (default
+        ``ELCVX_NUM_THREADS``, else every core) on logs of at least :data:`THREADED_ROWS` rows,
+        where the passes' compiled kernels leave Python's lock free; each candidate's numbers
+        are those of its own call, whatever the threads.
 
     Returns
     -------
@@ -227,8 +236,6 @@ def select(target_probs: ArrayLike, logging_probs: ArrayLike, rewards: ArrayLike
     bounds = _weight_bounds(pmin, wmax, k, p0)
     samples = [_sample(probs[:, j], p0, r, bounds[j], rmin, rmax, labels[j]) for j in range(k)]
     base = _baseline(baseline, probs, labels, p0, r, bounds, pmin, wmax, rmin, rmax)
-    if rule is None:
-        rule = "bound" if base is None else "gain"
     rule = iv.option("rule", rule, RULES)
     if rule != "bound" and base is None:
         raise InvalidInputError(f"rule={rule!r} compares the candidates with a baseline: give "
@@ -238,17 +245,18 @@ def select(target_probs: ArrayLike, logging_probs: ArrayLike, rewards: ArrayLike
     statements = k + len(paired) + (1 if method == "el-betting" and paired else 0)
     each = 1.0 - (1.0 - level) / statements
     bound = _Bounds(method, each, calibration, solver, p0)
-    estimate = np.empty(k)
-    low = np.empty(k)
-    for j, s in enumerate(samples):
-        estimate[j], low[j] = bound.marginal(s)
-    gain = np.full(k, np.nan)
-    if base is not None:
-        if base.index is not None:
-            gain[base.index] = 0.0
-        top = bound.upper(base.sample) if method == "el-betting" and paired else None
-        for j in paired:
-            gain[j] = (low[j] - top) if top is not None else bound.paired(samples[j], base)
+    top = bound.upper(base.sample) if method == "el-betting" and paired else None
+    wanted = set(paired)
+
+    def numbers(j):
+        """Candidate ``j``'s ``(estimate, low, gain)``."""
+        e, lo = bound.marginal(samples[j])
+        if j not in wanted:
+            return e, lo, 0.0 if base is not None and j == base.index else math.nan
+        return e, lo, (lo - top) if top is not None else bound.paired(samples[j], base)
+
+    estimate, low, gain = (np.array(x, dtype=float)
+                           for x in zip(*_each(numbers, k, threads, samples[0].n_rows)))
     chosen = _choose(rule, estimate, low, gain, None if base is None else base.index)
     is_chosen = np.zeros(k, dtype=bool)
     if chosen is not None:
@@ -432,6 +440,24 @@ class _Bounds:
         return gain_lower_bound(sample, base.sample, method=self.method,
                                 confidence_level=self.level,
                                 logging_probs=self.p0 if self.method == "ix" else None)
+
+
+#: The rows from which the candidates are computed on several threads (below, a candidate's work
+#: is mostly Python, which one thread runs at a time).
+THREADED_ROWS = 50_000
+
+
+def _each(fn, k, threads, rows):
+    """``[fn(0), ..., fn(k - 1)]``, on ``threads`` threads when the log is long enough."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .engines.threads import num_threads
+
+    count = min(num_threads(threads), k) if rows >= THREADED_ROWS else 1
+    if count <= 1:
+        return [fn(j) for j in range(k)]
+    with ThreadPoolExecutor(max_workers=count, thread_name_prefix="elcvx-select") as pool:
+        return list(pool.map(fn, range(k)))
 
 
 def _choose(rule, estimate, low, gain, base):

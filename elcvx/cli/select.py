@@ -35,9 +35,9 @@ def add_select_parser(sub, level_type):
     p.add_argument("--candidates", required=True, metavar="COL[,COL...]",
                    help="the columns of the candidates' probabilities of the logged action")
     p.add_argument("--baseline", metavar="logging|COL",
-                   help="what the candidates must beat: 'logging' (the logging policy), a "
-                        "candidate, or another column of probabilities (default: none, rule "
-                        "'bound')")
+                   help="what the candidates are compared with, each one's certified gain "
+                        "printed: 'logging' (the logging policy), a candidate, or another "
+                        "column of probabilities (default: none)")
     p.add_argument("--logging-prob-col", default="logging_prob", metavar="C",
                    help="the logging probability of the logged action (default logging_prob)")
     p.add_argument("--reward-col", default="reward", metavar="C", help="rewards (default reward)")
@@ -58,9 +58,9 @@ def add_select_parser(sub, level_type):
     p.add_argument("--method", choices=METHODS, default="el",
                    help="the bounds: one-sided EL (default; asymptotic) or a finite-sample "
                         "bound (el-betting, ls, ix, eb)")
-    p.add_argument("--rule", choices=RULES, default=None,
-                   help="gain (default with a baseline): the largest certified gain, else keep "
-                        "the baseline; bound: the largest lower bound; estimate: the largest "
+    p.add_argument("--rule", choices=RULES, default="bound",
+                   help="bound (default): the largest lower bound; gain: the largest certified "
+                        "gain over --baseline, else keep the baseline; estimate: the largest "
                         "estimate among those certified better than the baseline")
     p.add_argument("--confidence-level", type=level_type, default=0.95, metavar="L",
                    help="the probability that every bound printed holds at once (default 0.95)")

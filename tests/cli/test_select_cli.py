@@ -105,6 +105,7 @@ def test_csv_has_one_row_per_candidate(frame, tmp_path, capsys):
     (["--candidates", "good", "--baseline", "nope"], "no column 'nope'"),
     (["--candidates", "good", "--method", "ips"], "invalid choice: 'ips'"),
     (["--candidates", "good", "--rule", "gain"], "rule='gain' compares the candidates"),
+    (["--candidates", "good", "--rule", "best"], "invalid choice: 'best'"),
     (["--candidates", "good", "--pmin", "0.9"], "below pmin=0.9"),
     (["--candidates", " , "], "--candidates: name at least one column"),
 ])

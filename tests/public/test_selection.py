@@ -158,10 +158,10 @@ def test_gain_rule_keeps_the_baseline_when_nothing_beats_it():
     a, r = two_action_log()
     pi1 = np.array([0.5, 0.1, 0.2])  # the logging policy itself, and two worse ones
     probs = np.where(a[:, None] == 1, pi1, 1 - pi1)
-    res = elcvx.select(probs, np.full(a.size, 0.5), r, pmin=0.5, baseline=0)
+    res = elcvx.select(probs, np.full(a.size, 0.5), r, pmin=0.5, baseline=0, rule="gain")
     assert res.chosen == 0 and res.certified_gain == 0.0 and not res.beats_baseline
     not_a_candidate = elcvx.select(probs[:, 1:], np.full(a.size, 0.5), r, pmin=0.5,
-                                   baseline="logging")
+                                   baseline="logging", rule="gain")
     assert not_a_candidate.chosen is None and not not_a_candidate.is_chosen.any()
     assert "keep it" in not_a_candidate.guarantee
 
@@ -235,13 +235,29 @@ def test_the_guarantee_says_what_holds():
     res = elcvx.select(probs, p0, r, pmin=0.25, baseline="logging")
     text = res.guarantee
     assert "at least 0.95" in text and "8 statements" in text and "'logging'" in text
-    assert res.chosen is None and "No candidate is certified to beat 'logging'" in text
+    assert res.rule == "bound" and not res.beats_baseline
+    assert f"Chosen: '{res.chosen_name}' (rule 'bound'), not certified better than 'logging'" in text
+    res = elcvx.select(probs, p0, r, pmin=0.25, baseline="logging", rule="gain")
+    assert res.chosen is None and "No candidate is certified to beat 'logging'" in res.guarantee
     a, r = two_action_log()
     probs = np.where(a[:, None] == 1, [0.5, 0.9], [0.5, 0.1])
     res = elcvx.select(probs, np.full(a.size, 0.5), r, pmin=0.5, baseline=0)
     assert res.chosen == 1
-    assert f"Chosen: '1' (rule 'gain'), certified better than '0' (gain >= {res.gain[1]:.6g})" \
+    assert f"Chosen: '1' (rule 'bound'), certified better than '0' (gain >= {res.gain[1]:.6g})" \
         in res.guarantee
     # the level of each statement is the Bonferroni one
     assert res.statements == 3 and res.statement_level == 1 - 0.05 / 3
     assert stats.norm.ppf(res.statement_level) > stats.norm.ppf(0.95)
+
+
+def test_threads_give_each_candidates_own_numbers():
+    """From THREADED_ROWS rows the candidates run on several threads; the numbers are those of
+    one thread, bit for bit."""
+    from elcvx.selection import THREADED_ROWS
+
+    probs, p0, r = a_log(seed=8, n=THREADED_ROWS)
+    one = elcvx.select(probs, p0, r, pmin=0.25, baseline="logging", threads=1)
+    two = elcvx.select(probs, p0, r, pmin=0.25, baseline="logging", threads=2)
+    for field in ("estimate", "low", "gain"):
+        assert np.array_equal(getattr(one, field), getattr(two, field)), field
+    assert one.chosen == two.chosen
