@@ -41,10 +41,14 @@ def add_select_parser(sub, level_type):
     p.add_argument("--logging-prob-col", default="logging_prob", metavar="C",
                    help="the logging probability of the logged action (default logging_prob)")
     p.add_argument("--reward-col", default="reward", metavar="C", help="rewards (default reward)")
-    p.add_argument("--engine", choices=("memory", "stream"), default=None,
+    p.add_argument("--engine", choices=("memory", "stream", "dask"), default=None,
                    help="memory: read a file whole; stream: a folder's or glob's files one "
-                        "after the other (the default for a folder or glob); either way only "
-                        "the named columns are read, each file once for all candidates")
+                        "after the other (the default for a folder or glob); dask: the files "
+                        "read on a Dask cluster's workers (the dask extra); each way only the "
+                        "named columns are read, each file once for all candidates")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="--engine dask: a running cluster's scheduler (default: a cluster of 2 "
+                        "worker processes on this machine, started for the run)")
     p.add_argument("--input-format", choices=("csv", "tsv", "parquet", "jsonl"),
                    help="the log's format (default: from its name)")
     p.add_argument("--sep", metavar="CHAR", help="CSV/TSV: the field separator")
@@ -89,9 +93,17 @@ def _cmd_select(args):
     spec = LogSpec(sep=args.sep, decimal="." if args.decimal is None else args.decimal)
     base = args.baseline
     column = None if base in (None, "logging") or base in names else base
+    client = None
+    if args.engine == "dask":  # a cluster started for the run is closed when the command ends
+        from ..io._dask import local_client
+
+        client = args.scheduler or args.closing.enter_context(local_client(2))
+    elif args.scheduler is not None:
+        raise UsageError("--scheduler applies to --engine dask only")
     log = read_candidates(args.log, names, logging_prob=args.logging_prob_col,
                           reward=args.reward_col, baseline=column, format=args.input_format,
-                          spec=spec)
+                          spec=spec, engine="dask" if client is not None else "memory",
+                          client=client)
     res = select(log.target_probs, log.logging_probs, log.rewards, pmin=args.pmin,
                  wmax=args.wmax, rmin=args.rmin, rmax=args.rmax, names=log.names,
                  baseline=log.baseline if column is not None else base,

@@ -386,3 +386,23 @@ def dask_scan(source, spec, constraint_columns=(), *, format=None, client=None, 
                    wmax=rows.wmax, rmin=rows.rmin, rmax=rows.rmax, w_observed=rows.w_observed,
                    sample=None, columns=rows.columns, notes=(f"{read}, {where}",), engine=rows,
                    constraint_columns=constraint_columns, files=in_order)
+
+
+def dask_columns(path, names, spec, *, client=None, format=None) -> list:
+    """The columns ``names`` of a log's files read on a Dask cluster's workers, one partition
+    per file (or group of a Parquet file's row groups): a list of ``{name: float64 array}``, one
+    per partition in file order, each value checked to be a number (an error names the file,
+    the row and the column; :func:`elcvx.io.candidates.read_candidates`)."""
+    from .candidates import _numbers
+
+    files, root = _log_files(path, format)
+    pieces = _pieces(files, root)
+    c, owned = _connect(client)
+    try:
+        futures = c.map(lambda piece: _numbers(_read_piece(piece, root, names, spec), names,
+                                               piece[0]), pieces, pure=False)
+        return c.gather(futures)
+    finally:
+        if owned:
+            c.close()
+

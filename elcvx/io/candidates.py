@@ -35,7 +35,8 @@ class CandidateLog:
 
 def read_candidates(path, candidates, *, logging_prob: str = "logging_prob",
                     reward: str = "reward", baseline: str | None = None, format: str | None = None,
-                    spec: LogSpec | None = None, progress: bool | None = None) -> CandidateLog:
+                    spec: LogSpec | None = None, progress: bool | None = None,
+                    engine: str = "memory", client=None) -> CandidateLog:
     """Read the candidates' columns, the logging probability and the reward of a log.
 
     Parameters
@@ -51,6 +52,10 @@ def read_candidates(path, candidates, *, logging_prob: str = "logging_prob",
         A further column to read: the probabilities of a baseline that is not a candidate.
     format, spec, progress
         As for :func:`elcvx.io.read_table` (``spec``: the CSV dialect).
+    engine : {"memory", "dask"}
+        ``"dask"``: the files are read on a Dask cluster's workers (``client``: a
+        ``distributed.Client``, a scheduler's address, or the current client), one partition
+        per file, and the columns gathered here.
 
     Returns
     -------
@@ -63,9 +68,16 @@ def read_candidates(path, candidates, *, logging_prob: str = "logging_prob",
         raise InvalidInputError(f"candidates name a column twice: {names}", field="candidates")
     extra = [] if baseline is None or baseline in names else [baseline]
     wanted = list(dict.fromkeys(names + [logging_prob, reward] + extra))
-    files, _ = _log_files(path) if _several(path) else ([(str(path), format)], None)
-    parts = [_numbers(read_table(f, columns=wanted, format=fmt, spec=spec, progress=progress),
-                      wanted, f) for f, fmt in files]
+    if engine == "dask":
+        from ._dask import dask_columns
+
+        parts = dask_columns(path, wanted, LogSpec.from_keywords(spec), client=client,
+                             format=format)
+        files = _log_files(path, format)[0]
+    else:
+        files, _ = _log_files(path, format) if _several(path) else ([(str(path), format)], None)
+        parts = [_numbers(read_table(f, columns=wanted, format=fmt, spec=spec,
+                                     progress=progress), wanted, f) for f, fmt in files]
     cols = {c: np.concatenate([p[c] for p in parts]) for c in wanted}
     return CandidateLog(np.column_stack([cols[c] for c in names]), tuple(names),
                         cols[logging_prob], cols[reward], cols[extra[0]] if extra else None,

@@ -382,3 +382,23 @@ def test_progress_of_the_read_and_the_passes(client, log, capsys):
         rows.map_reduce(sums, add)
         assert rows.passes == 2
         assert "elcvx: pass 2 on the cluster" in capsys.readouterr().err
+
+
+def test_select_on_the_dask_engine_gives_the_memory_engines_numbers(tmp_path, capsys):
+    """`elcvx select --engine dask` reads a folder of Parquet files on the workers: the same
+    JSON as `--engine stream`."""
+    rng = np.random.default_rng(4)
+    n = 900
+    a = rng.integers(0, 2, n)
+    df = pd.DataFrame({"logging_prob": 0.5,
+                       "reward": (rng.random(n) < np.where(a == 1, 0.7, 0.4)).astype(float),
+                       "good": np.where(a == 1, 0.8, 0.2), "bad": np.where(a == 1, 0.3, 0.7)})
+    (tmp_path / "parts").mkdir()
+    for i, part in enumerate((df.iloc[:300], df.iloc[300:])):
+        part.to_parquet(tmp_path / "parts" / f"{i}.parquet")
+    outs = []
+    for engine in ("stream", "dask"):
+        assert main(["select", str(tmp_path / "parts"), "--candidates", "good,bad", "--baseline",
+                     "logging", "--pmin", "0.5", "--engine", engine, "--format", "json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1] and outs[1]["chosen"] == "good" and outs[1]["files"] == 2
