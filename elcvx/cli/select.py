@@ -100,10 +100,10 @@ def _cmd_select(args):
         client = args.scheduler or args.closing.enter_context(local_client(2))
     elif args.scheduler is not None:
         raise UsageError("--scheduler applies to --engine dask only")
-    log = read_candidates(args.log, names, logging_prob=args.logging_prob_col,
-                          reward=args.reward_col, baseline=column, format=args.input_format,
-                          spec=spec, engine="dask" if client is not None else "memory",
-                          client=client)
+    log = read_candidates(args.log, names, logging_column=args.logging_prob_col,
+                          reward_column=args.reward_col, spec=spec, baseline=column,
+                          format=args.input_format,
+                          engine="dask" if client is not None else "memory", client=client)
     res = select(log.target_probs, log.logging_probs, log.rewards, pmin=args.pmin,
                  wmax=args.wmax, rmin=args.rmin, rmax=args.rmax, names=log.names,
                  baseline=log.baseline if column is not None else base,

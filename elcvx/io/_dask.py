@@ -25,7 +25,7 @@ import numpy as np
 from ..engines.rows import columns_of, reduce_chunks
 from .._validation import plural
 from ..errors import ElcvxError, InvalidInputError, _require
-from .columns import _missing_columns, _no_duplicates, _pandas
+from .columns import _missing_columns, _no_duplicates, _pandas, numbers
 from .frames import _sample_from_frame
 from .progress import Progress, progress_enabled
 from .logscan import LogScan, _constraint_values
@@ -392,15 +392,13 @@ def dask_columns(path, names, spec, *, client=None, format=None) -> list:
     """The columns ``names`` of a log's files read on a Dask cluster's workers, one partition
     per file (or group of a Parquet file's row groups): a list of ``{name: float64 array}``, one
     per partition in file order, each value checked to be a number (an error names the file,
-    the row and the column; :func:`elcvx.io.candidates.read_candidates`)."""
-    from .candidates import _numbers
-
+    the row and the column: :func:`~elcvx.io.columns.numbers`)."""
     files, root = _log_files(path, format)
     pieces = _pieces(files, root)
     c, owned = _connect(client)
     try:
-        futures = c.map(lambda piece: _numbers(_read_piece(piece, root, names, spec), names,
-                                               piece[0]), pieces, pure=False)
+        futures = c.map(lambda piece: numbers(_read_piece(piece, root, names, spec), names,
+                                              piece[0]), pieces, pure=False)
         return c.gather(futures)
     finally:
         if owned:

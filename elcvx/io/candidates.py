@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError
-from .columns import _pandas
+from .columns import numbers
 from .sources import _log_files
 from .spec import LogSpec
 from .tables import read_table
@@ -33,10 +33,11 @@ class CandidateLog:
     n_files: int
 
 
-def read_candidates(path, candidates, *, logging_prob: str = "logging_prob",
-                    reward: str = "reward", baseline: str | None = None, format: str | None = None,
-                    spec: LogSpec | None = None, progress: bool | None = None,
-                    engine: str = "memory", client=None) -> CandidateLog:
+def read_candidates(path, candidates, *, logging_column: str = "logging_prob",
+                    reward_column: str = "reward", spec: LogSpec | None = None,
+                    baseline: str | None = None, format: str | None = None,
+                    progress: bool | None = None, engine: str = "memory",
+                    client=None) -> CandidateLog:
     """Read the candidates' columns, the logging probability and the reward of a log.
 
     Parameters
@@ -46,12 +47,15 @@ def read_candidates(path, candidates, *, logging_prob: str = "logging_prob",
         sorted order).
     candidates : sequence of str
         The columns holding each candidate's probability of the logged action.
-    logging_prob, reward : str
+    logging_column, reward_column : str
         The columns of the logging probability and of the reward.
+    spec : LogSpec, optional
+        Its ``sep`` and ``decimal``: a CSV's dialect (its other fields are not used: the bounds
+        are :func:`elcvx.select`'s).
     baseline : str, optional
         A further column to read: the probabilities of a baseline that is not a candidate.
-    format, spec, progress
-        As for :func:`elcvx.io.read_table` (``spec``: the CSV dialect).
+    format, progress
+        As for :func:`elcvx.io.read_table`.
     engine : {"memory", "dask"}
         ``"dask"``: the files are read on a Dask cluster's workers (``client``: a
         ``distributed.Client``, a scheduler's address, or the current client), one partition
@@ -66,18 +70,19 @@ def read_candidates(path, candidates, *, logging_prob: str = "logging_prob",
         raise InvalidInputError("candidates: name at least one column", field="candidates")
     if len(set(names)) != len(names):
         raise InvalidInputError(f"candidates name a column twice: {names}", field="candidates")
+    spec = LogSpec.from_keywords(spec)
+    logging_prob, reward = logging_column, reward_column
     extra = [] if baseline is None or baseline in names else [baseline]
     wanted = list(dict.fromkeys(names + [logging_prob, reward] + extra))
     if engine == "dask":
         from ._dask import dask_columns
 
-        parts = dask_columns(path, wanted, LogSpec.from_keywords(spec), client=client,
-                             format=format)
+        parts = dask_columns(path, wanted, spec, client=client, format=format)
         files = _log_files(path, format)[0]
     else:
         files, _ = _log_files(path, format) if _several(path) else ([(str(path), format)], None)
-        parts = [_numbers(read_table(f, columns=wanted, format=fmt, spec=spec,
-                                     progress=progress), wanted, f) for f, fmt in files]
+        parts = [numbers(read_table(f, columns=wanted, format=fmt, spec=spec,
+                                    progress=progress), wanted, f) for f, fmt in files]
     cols = {c: np.concatenate([p[c] for p in parts]) for c in wanted}
     return CandidateLog(np.column_stack([cols[c] for c in names]), tuple(names),
                         cols[logging_prob], cols[reward], cols[extra[0]] if extra else None,
@@ -88,19 +93,3 @@ def _several(path) -> bool:
     import os
 
     return not os.path.isfile(path)
-
-
-def _numbers(df, wanted, file):
-    """Each wanted column as float64; a text or missing value is an error naming the file, the
-    line (or row) and the column."""
-    pd = _pandas()
-    out = {}
-    for c in wanted:
-        values = pd.to_numeric(df[c], errors="coerce")
-        bad = values.isna().to_numpy()
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InvalidInputError(f"{file}: {df.index.name or 'row'} {df.index[i]}: column {c!r} "
-                                    f"is {df[c].iloc[i]!r}, not a number", field=c)
-        out[c] = values.to_numpy(dtype=float)
-    return out

@@ -55,3 +55,21 @@ def _no_duplicates(source, names, wanted=None, what="column"):
             raise InvalidInputError(f"{source} has two {what}s named {name!r} ({what}s "
                                     f"{first[name] + 1} and {i + 1}): rename one")
         first.setdefault(name, i)
+
+
+def numbers(df, wanted, file) -> dict:
+    """Each of the columns ``wanted`` of ``df`` (read from ``file``) as a float64 array; a text
+    or missing value is an error naming the file, the line (or row) and the column."""
+    import numpy as np
+
+    pd = _pandas()
+    out = {}
+    for c in wanted:
+        values = pd.to_numeric(df[c], errors="coerce")
+        bad = values.isna().to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidInputError(f"{file}: {df.index.name or 'row'} {df.index[i]}: column {c!r} "
+                                    f"is {df[c].iloc[i]!r}, not a number", field=c)
+        out[c] = values.to_numpy(dtype=float)
+    return out

@@ -26,7 +26,8 @@ def _run(*argv, timeout=120) -> str:
 
 def test_every_example_is_run_here():
     assert {p.name for p in (ROOT / "examples").glob("*.py")} == {
-        "compare_estimators.py", "make_example_log.py", "learn_policy.py", "make_shop_log.py"}
+        "compare_estimators.py", "make_example_log.py", "learn_policy.py", "make_shop_log.py",
+        "make_candidates_log.py"}
     assert {p.name for p in (ROOT / "examples").glob("*.ipynb")} == {"evaluate_a_log.ipynb"}
 
 
@@ -45,6 +46,13 @@ def test_make_example_log_rewrites_the_bundled_log(tmp_path):
     out = _run("examples/make_example_log.py", tmp_path / "log.csv")
     assert out.startswith(f"wrote {tmp_path / 'log.csv'}: 300 rows, pmin = 0.0625")
     bundled = ROOT / "elcvx" / "data" / "example_log.csv"
+    assert (tmp_path / "log.csv").read_bytes() == bundled.read_bytes()
+
+
+def test_make_candidates_log_rewrites_the_bundled_log(tmp_path):
+    out = _run("examples/make_candidates_log.py", tmp_path / "log.csv")
+    assert out.startswith(f"wrote {tmp_path / 'log.csv'}: 2000 rows, pmin = 0.0625")
+    bundled = ROOT / "elcvx" / "data" / "example_candidates.csv"
     assert (tmp_path / "log.csv").read_bytes() == bundled.read_bytes()
 
 
