@@ -21,10 +21,12 @@ import numpy as np
 import pytest
 
 import elcvx
+import elcvx.cvx  # (its mle_of is replaced by a failing one below)
 import reference_models as R
 from elcvx import MomentConstraint, Sample, SolverError, feasibility
 from elcvx.errors import InfeasibleConstraintsError
 from elcvx.model import Moments
+from elcvx.testing import assert_agree
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -276,3 +278,32 @@ def test_a_farkas_vector_off_by_an_ulp_proves_nothing():
     alphas = A.T
     assert not proves_infeasible(off, phi, alphas, t)  # (the exact reference agrees)
     assert not feasibility.proves(off, Rm, A, t)
+
+
+def test_a_feasible_difference_is_not_named_infeasible_when_clarabel_fails(monkeypatch):
+    """A difference of two 3-row samples (``wmax_a = inf``, ``wmax_b = 6.1e5``), no constraint
+    of the user's: a row with ``w_a = 1.7e9`` can keep at most 6e-10 of the mass, below the
+    LP's 1e-9 of 1/N, so where Clarabel failed, method="cvxpy" named the model infeasible
+    ("constraints 0 (w_b)"). The reference: the reference solver's MLE made an exact interior
+    point. Clarabel's failure is injected here (on this log it solves it): the SolverError
+    stands; both paths' own answers agree."""
+    a = Sample([1745901770.2819145, 0.28386286879061634, 0.0],
+               [0.0949645749664706, 0.6481733465661289, 0.7233084354466582], counts=[3.0, 3.0, 1.0])
+    b = Sample([0.0, 0.0, 135.65098926718295], a.r, counts=a.counts, wmax=610458.0157679551)
+    m = R.DifferenceData(a.w, b.w, a.u, a.c, np.array([[0.0, 0.0], [0.0, b.wmax], [np.inf, 0.0]]))
+    m = m.likelihood()
+    mle = R.mle(m)
+    assert exact_interior_point(m.phi, m.c, m.atoms * m.atom_scale[:, None], m.target, mle.q,
+                                mle.masses) is not None
+    fast, cvx = (elcvx.difference(a, b, method=method) for method in ("fast", "cvxpy"))
+    assert fast.status == cvx.status == "optimal"
+    assert_agree([cvx.estimate, cvx.low, cvx.high], [fast.estimate, fast.low, fast.high],
+                 what="difference, cvxpy against fast")
+
+    def fails(*args, **kw):
+        raise SolverError("injected: Clarabel did not solve the MLE", solver="CLARABEL",
+                          status="injected")
+
+    monkeypatch.setattr(elcvx.cvx, "mle_of", fails)
+    with pytest.raises(SolverError, match="injected"):
+        elcvx.difference(a, b, method="cvxpy")
