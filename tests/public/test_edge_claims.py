@@ -8,7 +8,12 @@ written here from the definitions, never against the package's own solvers.
   a model is now named infeasible only where a Farkas vector proves it
   (:func:`elcvx.feasibility.certificate`). The references: an interior point made exact in
   rational arithmetic (from :mod:`reference_models`' MLE), and a Farkas vector written from the
-  definitions and checked in rational arithmetic.
+  definitions and checked in rational arithmetic;
+* fast and auto failed a feasible 4-row model whose target is within 1e-5 of the edge (the
+  MLE's multipliers at 6e5 cancel): it is solved again in decorrelated features; reference:
+  the reference solver's MLE.
+
+(A weight above ``wmax`` by rounding only: tests/public/test_bad_input.py.)
 """
 
 import math
@@ -307,3 +312,35 @@ def test_a_feasible_difference_is_not_named_infeasible_when_clarabel_fails(monke
     monkeypatch.setattr(elcvx.cvx, "mle_of", fails)
     with pytest.raises(SolverError, match="injected"):
         elcvx.difference(a, b, method="cvxpy")
+
+
+# ------------------------------------------------------------------------------------------------
+# A feasible 4-row model at the edge that the fast path (and auto) failed
+# ------------------------------------------------------------------------------------------------
+def test_a_target_near_the_edge_is_certified_in_decorrelated_features():
+    """4 rows with counts, one ``E_Q[w f] = b`` with ``b`` within 1e-5 of what the constraint
+    allows, atoms at 2 of the 4 vertices, ``wmax = 4.4``: the MLE's ``beta`` and ``lambda``
+    reach 6e5 with opposite signs (the row carrying the mass and the atom at ``(wmax, wmax)``
+    have nearly one direction of ``(w - 1, g - b)``), the atom's slack stayed at 1.4e-10, and
+    the estimate's error bound at 1.1e-5: fast and auto raised SolverError. The MLE is now
+    solved again in decorrelated features and certified. Reference: the reference solver's MLE
+    (its estimate range, within AGREEMENT of the reward range, and within the certified
+    error)."""
+    s = Sample([0.00502782598468081, 0.06573883866587985, 0.16632660148931322, 0.7810601072342355],
+               [0.04130364087279481, 0.5711840457812848, 0.3425476360831694, 0.5251765562707148],
+               counts=[3.0, 4.0, 1.0, 4.0], wmax=4.398530245563882)
+    g = [0.0026390399551967005, 0.027632304969077565, 0.14784640204630897, 0.588445177917895]
+    cons = [MomentConstraint(g, 0.819043862519459,
+                             atom_range=lambda w: (0.0, 1.0) if math.isinf(w) else (0.0, w))]
+    atoms = np.array([[0.0, 0.0], [s.wmax, s.wmax]])
+    ref = R.mle(R.PolicyData(s.w, s.u, s.c, np.array(g)[:, None], np.array([cons[0].target]),
+                             atoms).likelihood())
+    low = float((s.c * ref.q) @ (s.w * s.u))
+    high = low + 1.0 - float((s.c * ref.q) @ s.w)
+    for method in ("fast", "auto"):
+        est = elcvx.estimate(s, constraints=cons, atoms=atoms, method=method)
+        assert est.status == "optimal" and est.method == "fast", (method, est.status)
+        assert_agree([est.value_range.low, est.value_range.high], [low, high], what=method)
+        assert max(abs(est.value_range.low - low), abs(est.value_range.high - high)) <= est.error
+        ci = elcvx.interval(s, constraints=cons, atoms=atoms, method=method)
+        assert ci.status == "optimal" and ci.low <= est.value_range.low <= high <= ci.high
