@@ -212,6 +212,29 @@ def points(name: str, value) -> np.ndarray:
     return frozen(x)
 
 
+#: An entry outside its bounds by at most this many units in the last place of the bound it
+#: crosses (``numpy.spacing``) is that bound, rounded: ``1 / (eps / K)`` and ``K / eps`` (a
+#: weight and its ``wmax``, computed two ways) differ by one such unit.
+ROUNDING_ULPS = 4
+
+
+def onto_bounds(x: np.ndarray, span: tuple[float, float], low: float,
+                high: float) -> tuple[np.ndarray, tuple[float, float]]:
+    """``(x, span)`` with the entries that lie outside ``[low, high]`` by rounding only (at most
+    :data:`ROUNDING_ULPS` units in the last place of the bound) moved onto the bound (a frozen
+    copy; ``x`` itself where none is): a bound and an entry computed in two ways should not
+    refuse a log. Entries further out are left for :func:`within` to refuse."""
+    if low <= span[0] and span[1] <= high:
+        return x, span
+    below = low - ROUNDING_ULPS * np.spacing(abs(low))
+    above = high + ROUNDING_ULPS * np.spacing(abs(high))
+    near = ((x < low) & (x >= below)) | ((x > high) & (x <= above))
+    if not near.any():
+        return x, span
+    x = np.where(near, np.clip(x, low, high), x)
+    return frozen(x), (float(x.min()), float(x.max()))
+
+
 def within(name: str, x: np.ndarray, low: float, high: float, *, hint: str = "",
            span: tuple[float, float] | None = None) -> None:
     """Raise unless every element of ``x`` lies in ``[low, high]``; ``span``: ``x``'s least and

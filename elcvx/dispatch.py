@@ -29,7 +29,8 @@ def _run(method, fast_call, cvx_call, what, in_memory=True, feasible=None):
     """``(solution, path)``; ``method`` as the public functions have validated it. The cvxpy
     path needs the rows in memory (``in_memory``): a scanned log has the fast path only.
     ``feasible()``, where a solver fails, raises the error that says the model cannot hold
-    (:func:`elcvx.feasibility.check`), before the solver's own."""
+    (:func:`elcvx.feasibility.check`: where a Farkas vector proves it), before the solver's
+    own; on every method alike, so that ``fast``, ``auto`` and ``cvxpy`` give one verdict."""
     if not in_memory and method == "cvxpy":
         raise InvalidInputError("method='cvxpy' needs the log's rows in memory (read_log); a "
                                 "scanned log is evaluated by the fast path: method='fast'",

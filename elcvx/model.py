@@ -166,6 +166,26 @@ class Moments:
                             _block_at=None)
         return out
 
+    def mixed(self, T):
+        """The same model with the moment constraints' columns mixed by the unit upper triangular
+        ``T`` over the features ``F = (w - 1, g - b)``: ``g'_j - b_j = sum_i T_ij F_i``, on the
+        rows and the atoms (at ``w = inf`` per unit weight: ``F = (1, g)``). Each constraint
+        gains multiples of those before it (``E_Q[w - 1] = 0`` among them), so the same
+        distributions meet them, to the rounding of the mixed columns; the likelihood's dual
+        point ``x'`` here is ``T x'`` in the original. Rows in memory only."""
+        T = np.asarray(T, dtype=float)
+        mix = T[:, 1:].T
+        Gt = mix @ np.vstack([self.w - 1.0, self.Gt - self.b[:, None]]) + self.b[:, None]
+        wa, ga = self.atoms[:, 0], self.atoms[:, 1:]
+        finite = np.isfinite(wa)
+        Fa = np.column_stack([np.where(finite, wa - 1.0, 1.0),
+                              np.where(finite[:, None], ga - self.b, ga)])
+        atoms = np.column_stack([wa, Fa @ mix.T + np.where(finite[:, None], self.b, 0.0)])
+        out = object.__new__(Moments)
+        out.__dict__.update(self.__dict__, Gt=Gt, Ft=np.vstack([self.w, Gt]), atoms=atoms,
+                            _stats=None, _paper=None, _block_at=None)
+        return out
+
     @property
     def G(self):
         """The constraints' values, rows by constraints (a view)."""

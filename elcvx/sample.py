@@ -182,6 +182,8 @@ class Sample(RewardScale):
                                     "finite (it overflows); rescale the rewards")
         w, w_span = iv.vector_and_range("w", w)
         r, r_span = iv.vector_and_range("r", r, n=w.size)
+        # (A weight above wmax by rounding only, e.g. 1 / (eps / K) against K / eps, is wmax.)
+        w, w_span = iv.onto_bounds(w, w_span, wmin, wmax)
         iv.within("w", w, wmin, wmax, hint=" (the weights must lie in [wmin, wmax])", span=w_span)
         iv.within("w", w, 0.0, MAX_WEIGHT, hint=(
             " : elcvx computes with N (1 + beta (w - 1)) and w^2, which overflow beyond it; a "

@@ -11,14 +11,21 @@ merges, the certificates) sees the same sums either way.
 ``ELCVX_KERNELS`` chooses: ``auto`` (the default) takes the twins when numba is importable,
 ``numpy`` the numpy kernels, ``numba`` the twins (an error saying how to install numba when it
 is not). This module alone reads it.
+
+A numba that is installed but fails to import with an error other than ``ImportError`` (a
+broken llvmlite, a numpy it does not support: ``AttributeError``, ``SystemError``, ...) is
+treated as absent by ``auto``, with one :class:`RuntimeWarning` naming the error: the numpy
+kernels compute every number, where the twins' import would otherwise fail every pass.
+``numba`` then raises :class:`~elcvx.errors.MissingDependencyError` naming the error.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import warnings
 
-from ..errors import InvalidInputError, _require
+from ..errors import InvalidInputError, MissingDependencyError, _require
 
 #: The environment variable that chooses the kernels.
 ENV = "ELCVX_KERNELS"
@@ -26,6 +33,7 @@ ENV = "ELCVX_KERNELS"
 CHOICES = ("auto", "numpy", "numba")
 
 _CHOSEN: dict = {}  # (the environment's value -> the kernels it gives; read at every pass)
+_WARNED: list = []  # (the broken import's warning, once a process)
 
 
 def kernels() -> str:
@@ -47,7 +55,15 @@ def _choose(value) -> str:
                                 f"{', '.join(CHOICES)} (the kernels a pass runs)",
                                 field=ENV, value=value)
     if choice == "numba":
-        _require("numba", "numba", f"{ENV}=numba")
+        try:
+            _require("numba", "numba", f"{ENV}=numba")
+        except MissingDependencyError:
+            raise
+        except Exception as exc:
+            raise MissingDependencyError(
+                f"{ENV}=numba needs numba, which is installed but fails to import "
+                f"({_named(exc)}); reinstall numba (pip install 'elcvx[numba]') or set "
+                f"{ENV}=numpy") from exc
         return "numba"
     if choice == "auto":
         try:
@@ -55,4 +71,15 @@ def _choose(value) -> str:
             return "numba"
         except ImportError:
             pass
+        except Exception as exc:
+            if not _WARNED:
+                _WARNED.append(exc)
+                warnings.warn(f"elcvx: numba is installed but fails to import ({_named(exc)}): "
+                              f"the numpy kernels are used instead (reinstall numba, or set "
+                              f"{ENV}=numpy to choose them)", RuntimeWarning, stacklevel=2)
     return "numpy"
+
+
+def _named(exc: BaseException) -> str:
+    text = str(exc)
+    return type(exc).__name__ + (f": {text[:200]}" if text else "")

@@ -79,19 +79,26 @@ class BoundFrame(NamedTuple):
         another on the rows mixes with it exactly); None where the scatter is not positive
         definite."""
         mean = np.asarray(sums.mean)
-        G = np.asarray(sums.scatter) + sums.total * np.outer(mean, mean)
-        d = np.sqrt(np.diag(G))
-        if not (np.all(np.isfinite(G)) and np.all(d > 0)):
-            return None
-        try:
-            R = np.linalg.cholesky(G / np.outer(d, d)).T  # G = D R' R D
-        except np.linalg.LinAlgError:
-            return None
-        U = (R / np.diag(R)[:, None]) * d[None, :] / d[:, None]  # unit upper: G = U' S U
-        T = solve_triangular(U, np.eye(len(d)), unit_diagonal=True)
         # (The features' coefficients rounded, the constant's kept: a shift needs no cancelling.)
-        T[1:] = np.triu(T[1:].astype(np.float32).astype(float), 0)
-        T[np.diag_indices_from(T)] = 1.0
-        if not np.all(np.isfinite(T)):
-            return None
-        return cls(True, np.asarray(b, dtype=float), T)
+        T = decorrelating(np.asarray(sums.scatter) + sums.total * np.outer(mean, mean), rounded=1)
+        return None if T is None else cls(True, np.asarray(b, dtype=float), T)
+
+
+def decorrelating(G, rounded=0):
+    """The unit upper triangular ``T`` under which the Gram matrix ``G`` of some features is
+    diagonal (``T' G T``: Gram–Schmidt, in the features' order), the coefficients of the rows
+    from ``rounded`` on rounded to 24 bits (so that a feature that equals another on the rows
+    mixes with it exactly); None where ``G`` is not positive definite."""
+    G = np.asarray(G, dtype=float)
+    d = np.sqrt(np.diag(G))
+    if not (np.all(np.isfinite(G)) and np.all(d > 0)):
+        return None
+    try:
+        R = np.linalg.cholesky(G / np.outer(d, d)).T  # G = D R' R D
+    except np.linalg.LinAlgError:
+        return None
+    U = (R / np.diag(R)[:, None]) * d[None, :] / d[:, None]  # unit upper: G = U' S U
+    T = solve_triangular(U, np.eye(len(d)), unit_diagonal=True)
+    T[rounded:] = np.triu(T[rounded:].astype(np.float32).astype(float), 0)
+    T[np.diag_indices_from(T)] = 1.0
+    return T if np.all(np.isfinite(T)) else None

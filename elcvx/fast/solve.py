@@ -11,7 +11,9 @@ all. The optimum usually sits on some atoms' constraints (an atom carrying mass)
 active-set method lands on exactly. The MLE with one feature starts from the root of its
 gradient's series, the bound from the profile's quadratic approximation at the MLE, from sums of
 the MLE's own passes (:mod:`elcvx.fast.starts`). Where the method stalls (a dual degenerate in
-ways its working set does not see) the barrier method of :mod:`elcvx.fast.barrier` takes over.
+ways its working set does not see) the barrier method of :mod:`elcvx.fast.barrier` takes over;
+where an MLE is still not certified (a target at the edge of what the constraints allow), it
+is solved again with its features decorrelated (:func:`_decorrelated`).
 
 Every answer is then **certified** from the last pass, independently of the iteration, by
 :mod:`elcvx.certify`: the error of what the user reads (the estimate, the bound, the
@@ -37,6 +39,7 @@ from ..model import Stats, at_the_edge, model_of
 from ..solutions import MLESolution, ProfileSolution
 from . import barrier
 from .active_set import MAX_ITER, maximize, memo
+from .frames import decorrelating
 from ..solutions import OnRead
 from .objectives import LikelihoodOracle, Work, likelihood_q, same_point
 from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
@@ -170,7 +173,8 @@ class _Solved(NamedTuple):
     error: float = math.nan  # the MLE's certified estimate error (any rho)
 
 
-def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> _Solved:
+def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
+                mix=True) -> _Solved:
     """``l = max sum c log(1 + D x)`` subject to ``A x + h >=
     0`` from near ``x0`` (``given``: from ``x0`` itself, see :func:`_given_start`), ``q = 1 /
     (N (1 + D x))`` (None for a model whose rows are not in memory, or a profile), certified
@@ -232,7 +236,40 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False) -> 
                 return alt
         if status == "unbounded":
             return _Solved(None, None, math.nan, _UNBOUNDED)
+        if mix and value is None:
+            alt = _decorrelated(data, out.x, work, max_iter)
+            if alt is not None:
+                return alt
     return out
+
+
+def _decorrelated(data, x, work, max_iter):
+    """The MLE solved again with the model's features decorrelated under the weights ``c q^2``
+    at ``x`` (:func:`elcvx.fast.frames.decorrelating`, :meth:`elcvx.model.Moments.mixed`), its
+    dual point read back in the user's coordinates; None where that is not certified either.
+
+    At a target within 1e-5 of the edge of what the constraints allow, the rows that carry the
+    mass and the atom that does nearly share one direction of ``(w - 1, g - b)``: ``beta`` and
+    ``lambda`` reach 6e5 with opposite signs, the atom's slack cannot be computed below 1e-10
+    (the ulps of those terms), and its gap ``N mu s`` leaves the estimate's error bound at
+    1e-5. In the mixed features the terms no longer cancel. A policy's value with rows in
+    memory only (a difference's ``estimate_coef`` reads the features as they are)."""
+    if x is None or not (data.in_memory and data.k and len(data.estimate_coef) <= 2):
+        return None
+    q = likelihood_q(data, x)
+    if not np.all(np.isfinite(q)):
+        return None
+    D = data.Dt
+    T = decorrelating((D * ((1.0 if data.c is None else data.c) * q * q)) @ D.T)
+    if T is None:
+        return None
+    mixed = data.mixed(T)
+    A, h = mixed.atom_rows()
+    out = _likelihood(mixed, None, A, h, np.zeros(len(T)), work, max_iter, mix=False)
+    if out.status != "optimal":
+        return None
+    # (The sums the bounds would reuse, AtTheMLE, are the mixed features': left out.)
+    return out._replace(x=T @ out.x, sums=out.sums[:3] + (None,))
 
 
 def _null_features(data, A):

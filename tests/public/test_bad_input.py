@@ -214,6 +214,46 @@ def test_profile_still_accepts_scalars_infinities_and_empty(small):
 
 
 # ------------------------------------------------------------------------------------------------
+# Issue 36, item 4: a weight above wmax by rounding only
+# ------------------------------------------------------------------------------------------------
+def test_a_weight_above_wmax_by_rounding_is_wmax():
+    """``1 / (eps / K)`` is one unit in the last place above ``K / eps`` at K = 9, eps = 0.56654
+    (the fuzz's epsilon-greedy log): the weight is wmax, rounded, so it is accepted and read as
+    wmax; 4 units (``_validation.ROUNDING_ULPS``) are forgiven, 5 are refused as before."""
+    K, eps = 9, 0.56654
+    w, wmax = 1 / (eps / K), K / eps
+    assert w == np.nextafter(wmax, np.inf)  # (the case: one ulp above)
+    s = Sample([w, 0.5], [0.0, 1.0], wmax=wmax)
+    assert s.w.tolist() == [wmax, 0.5] and s.w_observed == (0.5, wmax)
+    four = float(wmax + 4 * np.spacing(wmax))
+    assert Sample([four, 0.5], [0.0, 1.0], wmax=wmax).w[0] == wmax
+    five = float(wmax + 5 * np.spacing(wmax))
+    with pytest.raises(InvalidInputError) as info:
+        Sample([0.5, five], [0.0, 1.0], wmax=wmax)
+    err = info.value
+    assert (err.field, err.index, err.value) == ("w", 1, five)
+    assert str(err) == (f"w[1]={five!r} is outside [0.0, {wmax!r}] (1 such value) "
+                        "(the weights must lie in [wmin, wmax])")
+    # and a weight below a positive wmin by rounding is wmin
+    assert Sample([0.1 - np.spacing(0.1), 2.0], [0.0, 1.0], wmin=0.1, wmax=5.0).w[0] == 0.1
+
+
+@pytest.mark.parametrize("K", [2, 3, 9, 10, 37])
+@pytest.mark.parametrize("eps", [0.05, 0.1, 0.3, 0.56654, 0.9])
+def test_epsilon_greedy_weights_build_with_either_bound(K, eps):
+    """The weights of an epsilon-greedy log (``1 / (eps / K)`` on an explored action, ``1 / (1 -
+    eps + eps / K)`` on the greedy one) against ``wmax = K / eps`` given by hand, and through
+    :meth:`Sample.from_probs` with ``pmin = eps / K``: every weight is within ``[0, wmax]``."""
+    greedy = 1 - eps + eps / K
+    w = np.array([1 / (eps / K), 1 / greedy, 0.0])
+    s = Sample(w, [1.0, 0.0, 0.5], wmax=K / eps)
+    assert s.w.max() <= s.wmax and abs(s.w[0] - s.wmax) <= 4 * np.spacing(s.wmax)
+    p = Sample.from_probs([1.0, 1.0, 0.0], [eps / K, greedy, eps / K], [1.0, 0.0, 0.5], pmin=eps / K)
+    assert p.w.max() <= p.wmax == 1 / (eps / K)
+    assert abs(p.w[1] - 1 / greedy) == 0.0
+
+
+# ------------------------------------------------------------------------------------------------
 # Issue 15: an error's facts are attributes as well as words
 # ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("k", [0, 3])
