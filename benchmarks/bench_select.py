@@ -1,5 +1,6 @@
 """Time ``elcvx.select`` on K candidates at once, as ratios to K ``log1p`` passes over the same
-``N x K`` weights measured in the same run, on one thread and on every core.
+``N x K`` weights measured in the same run, on one thread and on every core
+(``ELCVX_NUM_THREADS``: the candidates' threads and each candidate's passes' alike).
 
 The log: four actions logged uniformly (``p = 1/4``, ``wmax = 4``), rewards Bernoulli with the
 action's mean (0.2, 0.4, 0.6, 0.8); each candidate a fixed random distribution over the actions,
@@ -61,8 +62,10 @@ def measure(n, k, repeats, threads, paired):
         w = probs / p0[:, None]
         base = min(timed(lambda: np.log1p(0.1 * (w - 1.0)).sum())[0] for _ in range(3))
         for t in (threads if rep % 2 == 0 else threads[::-1]):
-            # a fresh copy: the MLE is cached per sample, and select makes its samples anew
-            secs, _ = timed(lambda: elcvx.select(probs, p0, r, pmin=0.25, threads=t,
+            # the threads of the candidates and of each candidate's passes alike; select makes
+            # its samples anew, so no MLE is reused from the cache
+            os.environ["ELCVX_NUM_THREADS"] = str(t)
+            secs, _ = timed(lambda: elcvx.select(probs, p0, r, pmin=0.25,
                                                  baseline="logging" if paired else None))
             out[t].append((secs, secs / base))
     return {t: (statistics.median(s for s, _ in v), statistics.median(x for _, x in v))
@@ -96,6 +99,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args(argv)
+    previous = os.environ.get("ELCVX_NUM_THREADS")
     sizes = ([int(s) for s in args.sizes] if args.sizes
              else [10**4, 10**5, 10**6] if args.write_docs else [10**4, 10**5])
     cores = os.cpu_count() or 1
@@ -110,6 +114,10 @@ def main(argv=None):
                 cells = measure(n, k, args.repeats, threads, paired)
                 rows.append((n, k, paired, cells))
                 print(table(rows[-1:], threads).split("\n", 2)[-1], flush=True)
+    if previous is None:
+        os.environ.pop("ELCVX_NUM_THREADS", None)
+    else:
+        os.environ["ELCVX_NUM_THREADS"] = previous
     single = one_call(10**4, 21)
     k1000 = [c for n, k, p, c in rows if n == 10**4 and k == 1000]
     note = f"One one-sided `interval` call at N = 1e4: {single * 1e3:.2f} ms (median of 21)"
