@@ -95,7 +95,13 @@ def _csv_header(path, sep):
     try:
         with _Opened(path, progress=False, text=what) as f:
             parse = pc.ParseOptions(delimiter=sep, invalid_row_handler=lambda row: "skip")
-            return pc.open_csv(f, parse_options=parse).schema.names
+            # On the calling thread, and closed before the file: a streaming reader left to
+            # read ahead on pyarrow's threads while the file closes and the process exits (a
+            # missing column's error) aborted the process now and then ("terminate called
+            # without an active exception", exit status -6).
+            read = pc.ReadOptions(use_threads=False)
+            with pc.open_csv(f, read_options=read, parse_options=parse) as reader:
+                return reader.schema.names
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             raise InvalidInputError(f"{path} is empty: a {what} log needs a header line and data rows") from None
