@@ -30,7 +30,7 @@ from .. import _validation as iv
 from .args import positive_int
 from .plot import draw_profile, draw_sequence, require_matplotlib
 from .report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
-                          notes_to_stderr, render_evaluate, render_profile)
+                     notes_to_stderr, render_evaluate, render_profile, require_weights)
 from ..errors import ElcvxError, SolverError
 from .._extra_atom import DEFAULT_RHO, RHO_RULES
 from ..io import FORMATS, PDROP_MODES
@@ -175,6 +175,15 @@ def _add_evaluation_options(p):
     _add_format_option(p)
     _add_sequence_option(p)
     _add_alternative_option(p)
+    _add_strict_option(p)
+
+
+def _add_strict_option(p):
+    p.add_argument("--strict", action="store_true",
+                   help="a failed weight check is an error: exit 2, before any estimate, "
+                        "instead of a note (the mean weight implausibly far from 1, usually a "
+                        "wrong probability column; or wmax = inf leaving EL's estimate to an "
+                        "unobserved weight: give --pmin or --wmax)")
 
 
 def _add_sequence_option(p):
@@ -376,7 +385,10 @@ def _demo_log():
 # Commands
 # ------------------------------------------------------------------------------------------------
 def _cmd_evaluate(args, log=None):
-    rep = evaluate_report(_load(args) if log is None else log, args)
+    log = _load(args) if log is None else log
+    if args.strict:
+        require_weights(log, args.method)
+    rep = evaluate_report(log, args)
     text = render_evaluate(rep, args.format)
     notes_to_stderr(rep["notes"], args.format, sys.stderr)
     return text
