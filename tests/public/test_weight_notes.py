@@ -208,3 +208,25 @@ def test_cli_strict_exits_2_with_one_line(tmp_path, capsys):
     # when the estimate depends on the unobserved weight (the help says so)
     assert main(["evaluate", str(correct), "--strict", "--pmin", str(EPS_LOG / K)]) == 0
     assert "note: the importance weights" not in capsys.readouterr().out
+
+
+def test_cli_select_notes_a_wrong_candidate_and_strict_exits_2(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    # two actions logged uniformly; 'wrong' gives 0.9 to both (not a policy): its weights are
+    # 1.8 on every row, so their mean, from the definition, is 1.8
+    rng = np.random.default_rng(0)
+    n = 5_000
+    a = rng.integers(0, 2, n)
+    df = pd.DataFrame({"logging_prob": 0.5, "reward": (rng.random(n) < np.where(a == 1, 0.8, 0.3)).astype(float),
+                       "good": np.where(a == 1, 0.9, 0.1), "wrong": 0.9})
+    df.to_csv(tmp_path / "c.csv", index=False)
+    argv = ["select", str(tmp_path / "c.csv"), "--candidates", "good,wrong", "--pmin", "0.5"]
+    assert main(argv) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and notes[0].startswith("note: the importance weights (wrong / logging_prob) average 1.8 ")
+    assert notes[0].endswith("elcvx select --strict makes a failed weight check an error (exit 2)")
+    assert main(argv + ["--strict"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and "(wrong / logging_prob) average 1.8" in err
+    assert main(["select", str(tmp_path / "c.csv"), "--candidates", "good", "--pmin", "0.5", "--strict"]) == 0
+    assert "note:" not in capsys.readouterr().out
