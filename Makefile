@@ -87,23 +87,32 @@ reproduce-constraints: $(VENV)/.installed-plot
 reproduce-sequences: $(VENV)/.installed-plot
 	$(PY) -m elcvx reproduce sequences --out docs/sequences
 
+# The pessimism and selection studies' datasets: ../shared/data/pessimism when present (an
+# offline copy, checked against the bundled manifest without the network), else data/pessimism,
+# downloaded from openml.org by `elcvx datasets fetch --set pessimism` (the 'data' extra).
+PESSIMISM_DIR ?= $(if $(wildcard ../shared/data/pessimism/*.csv.gz),../shared/data/pessimism,data/pessimism)
+# Downloading needs scikit-learn (the 'data' extra); checking the offline copy does not.
+PESSIMISM_DEPS := $(if $(filter data/pessimism,$(PESSIMISM_DIR)),$(VENV)/.installed-data)
+
 .PHONY: reproduce-pessimism
 # The LS paper's tightness protocol: 5 datasets x 45 configurations x 10 logs (docs/pessimism.md).
-reproduce-pessimism: $(STAMP)
-	$(PY) -m elcvx reproduce pessimism --data-dir ../shared/data/pessimism --jobs 2 --out docs/pessimism
+reproduce-pessimism: $(STAMP) $(PESSIMISM_DEPS)
+	$(PY) -m elcvx datasets fetch --set pessimism --dir $(PESSIMISM_DIR)
+	$(PY) -m elcvx reproduce pessimism --data-dir $(PESSIMISM_DIR) --jobs 2 --out docs/pessimism
 
 .PHONY: reproduce-selection
 # The LS paper's policy-selection protocol: 5 datasets x 10 trials, 50,000 gradient-ascent steps
 # per trained candidate (docs/selection.md).
-reproduce-selection: $(VENV)/.installed-plot
-	$(PY) -m elcvx reproduce selection --data-dir ../shared/data/pessimism --jobs 1 --out docs/selection
+reproduce-selection: $(VENV)/.installed-plot $(PESSIMISM_DEPS)
+	$(PY) -m elcvx datasets fetch --set pessimism --dir $(PESSIMISM_DIR)
+	$(PY) -m elcvx reproduce selection --data-dir $(PESSIMISM_DIR) --jobs 1 --out docs/selection
 
 # The realistic study's datasets: ../shared/data/openml when present (an offline copy, checked
 # against the manifest without the network), else data/openml, downloaded from openml.org.
 DATA_DIR ?= $(if $(wildcard ../shared/data/openml/*.csv.gz),../shared/data/openml,data/openml)
 
 reproduce-realistic: $(VENV)/.installed-dev
-	$(PY) -m elcvx datasets fetch --dir $(DATA_DIR)
+	$(PY) -m elcvx datasets fetch --set openml --dir $(DATA_DIR)
 	$(PY) -m elcvx reproduce realistic --data-dir $(DATA_DIR) --tables ope,ci --jobs 1 --out docs/realistic
 
 bench: $(STAMP)

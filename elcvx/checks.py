@@ -9,12 +9,24 @@ their ``weight_check`` method.
 
 from __future__ import annotations
 
+import math
+import os
+import sys
+import warnings
+
 import numpy as np
 
 from . import _validation as iv
 from . import dispatch
 from .calibration import quantiles
+from .errors import ElcvxError, WeightWarning
 from .sample import (UNOBSERVED_TOL, WEIGHT_CHECK_TOL, WEIGHT_CHECK_Z, Sample, WeightCheck)
+
+# The package's folder: a warning points at the first frame outside it (the user's line).
+_ELCVX = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# How far inside a threshold of the rule the one-pass screen's mean must be (relative): the
+# screen's sum and weight_check's scaled one round differently, by about 1e-16.
+_SCREEN_MARGIN = 1e-9
 
 
 def weight_check(sample, method="auto") -> WeightCheck:
@@ -40,7 +52,7 @@ def weight_check(sample, method="auto") -> WeightCheck:
     mle, _ = dispatch.mle(sample, method)
     statistic = max(2.0 * float(mle.loglik), 0.0)
     pvalue = float(quantiles.pvalue("chi2", statistic, sample.n))
-    if mle.q is None:  # a scanned log: the sum from the fast path's last pass
+    if len(mle.sums) >= 2:  # the fast path's last pass (a scanned log's too): q is not read
         wmass = max(1.0 - mle.sums[1], 0.0)
     else:
         with np.errstate(over="ignore", invalid="ignore"):
@@ -73,3 +85,67 @@ def _method(self, *, method: str = "auto") -> WeightCheck:
 _method.__doc__ = weight_check.__doc__
 _method.__name__ = _method.__qualname__ = "weight_check"
 Sample.weight_check = _method
+
+
+def weights_note(check, weights: str) -> str:
+    """``check.message`` naming where the weights came from (``weights``: a column, or
+    ``"target / logging"``); ``""`` when there is nothing to say."""
+    source = weights if "/" in weights else f"column {weights!r}"
+    return check.message.replace("the importance weights", f"the importance weights ({source})", 1)
+
+
+def plainly_fine(sample) -> bool:
+    """Whether one pass over the weights (their mean) shows that :func:`weight_check` would have
+    nothing to say, without the MLE it solves; ``False`` means "run it", not "it fails".
+
+    From the rule (:class:`~elcvx.sample.WeightCheck`): a mean within ``WEIGHT_CHECK_TOL`` of 1
+    is plausible whatever the statistic. With ``wmax = inf`` the MLE's dual ``beta`` is ``>= 0``
+    (the atom at infinity) and the log-likelihood's slope at 0 is ``N (mean - 1)``: a mean
+    ``<= 1`` gives ``beta* = 0``, ``q = 1/N`` and an unobserved weighted mass of exactly
+    ``1 - mean``; a mean above 1 gives ``beta* > 0``, no mass at infinity, and the only other
+    atom, at ``wmin``, carries weighted mass ``wmin`` times its mass: none when ``wmin = 0``.
+    Each threshold is kept by a relative margin of 1e-9 (the two ways of summing round
+    differently); a mean that overflows is left to the check.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(sample.w.sum() if sample.counts is None else np.dot(sample.counts, sample.w))
+    mean = total / sample.n
+    if not (math.isfinite(mean) and abs(mean - 1.0) <= WEIGHT_CHECK_TOL * (1 - _SCREEN_MARGIN)):
+        return False
+    if math.isinf(sample.wmax):
+        if mean <= 1.0:
+            return 1.0 - mean <= UNOBSERVED_TOL * (1 - _SCREEN_MARGIN)
+        return sample.wmin == 0.0
+    return True
+
+
+def check_weights(sample, weights: str) -> tuple:
+    """The check made where a log becomes a sample (:meth:`Sample.from_probs
+    <elcvx.Sample.from_probs>`, :meth:`Sample.from_dataframe <elcvx.Sample.from_dataframe>`
+    and every reader of :mod:`elcvx.io`, which know where the weights came from: ``weights``,
+    a column or ``"target / logging"``): its note, ``()`` when there is none.
+
+    A note is issued once, as a :class:`~elcvx.errors.WeightWarning` pointing at the caller's
+    line, and recorded in ``sample.notes`` (the results computed from the sample carry it).
+    A sample :func:`plainly_fine` costs one pass; any other runs :func:`weight_check`, whose
+    MLE (method ``"auto"``, the estimators' default) is cached on the sample for the estimate
+    that follows. An MLE that fails says nothing here: the estimate will say so.
+    """
+    if plainly_fine(sample):
+        return ()
+    try:
+        check = weight_check(sample)
+    except ElcvxError:
+        return ()
+    note = weights_note(check, weights)
+    if not note:
+        return ()
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_ELCVX):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(note, WeightWarning, stacklevel=level)
+    sample._record_notes((note,))
+    return (note,)
+
+
+Sample._check_weights = staticmethod(check_weights)

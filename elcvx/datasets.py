@@ -1,13 +1,18 @@
-"""Data bundled with elcvx, and the paper's OpenML datasets (:func:`fetch_datasets`).
+"""Data bundled with elcvx, and the studies' OpenML datasets (:func:`fetch_datasets`).
 
-``elcvx datasets fetch`` downloads the realistic study's datasets (docs/realistic.md); it needs
-the ``data`` extra (``pip install 'elcvx[data]'``: scikit-learn) and access to openml.org.
+``elcvx datasets fetch`` gets every dataset a study or a test reads, one set at a time
+(:data:`DATASET_SETS`): ``--set openml``, the realistic study's (docs/realistic.md), and ``--set
+pessimism``, the pessimism and selection studies' (docs/pessimism.md, docs/selection.md), each
+checked against its manifest bundled here. Downloading needs the ``data`` extra (``pip install
+'elcvx[data]'``: scikit-learn) and access to openml.org; checking files already there needs
+neither.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -56,8 +61,94 @@ MAX_ROWS = 10_000
 NOMINAL_PREFIX = "cat__"
 
 
-def openml_manifest() -> dict:
-    """The manifest of the study's dataset files, by OpenML id (``elcvx/data/openml_manifest.csv``).
+@dataclass(frozen=True)
+class DatasetSet:
+    """A set of dataset files that studies and tests read, and how :func:`fetch_datasets` gets it.
+
+    Attributes
+    ----------
+    name : str
+        ``--set NAME`` of ``elcvx datasets fetch``.
+    manifest : str
+        The bundled manifest, a file of ``elcvx/data/`` (its columns: :func:`openml_manifest`).
+    directory : str
+        The folder the command writes to by default, relative to the project root.
+    shared : str
+        Where the development machines keep an offline copy (``../shared/data/...``): the make
+        targets and the tests use it when it is there, else :attr:`directory`.
+    readers : str
+        The studies (and their tests) that read the set.
+    max_rows : int or None
+        The row cap of the conversion (:func:`convert_openml`); None keeps every row.
+    label_order : str
+        How a nominal target becomes ``0..K-1`` (:func:`convert_openml`'s ``label_order``).
+    """
+
+    name: str
+    manifest: str
+    directory: str
+    shared: str
+    readers: str
+    max_rows: int | None
+    label_order: str
+
+
+#: The sets ``elcvx datasets fetch --set`` knows, by name: every dataset a study or test reads.
+DATASET_SETS = {
+    "openml": DatasetSet("openml", "openml_manifest.csv", "data/openml", "../shared/data/openml",
+                         "the realistic study (elcvx reproduce realistic, rho)", 10_000, "declared"),
+    # The LS paper's five UCI datasets, from CSV copies whose labels rank the class names
+    # (the manifest's source); every row of kropt is kept.
+    "pessimism": DatasetSet("pessimism", "pessimism_manifest.csv", "data/pessimism",
+                            "../shared/data/pessimism",
+                            "the pessimism and selection studies (elcvx reproduce pessimism, "
+                            "selection) and docs/learn-then-certify.md", None, "sorted"),
+}
+
+
+def dataset_set(name: str) -> DatasetSet:
+    """The :class:`DatasetSet` called ``name`` (an error naming the sets there are)."""
+    if name not in DATASET_SETS:
+        raise InvalidInputError(f"dataset set {name!r} is not one of {', '.join(DATASET_SETS)}",
+                                field="set", value=name)
+    return DATASET_SETS[name]
+
+
+def fetch_command(name: str = "openml", directory: str | None = None) -> str:
+    """The command that gets set ``name`` into ``directory`` (default: the set's own folder),
+    as the error messages, skip reasons and make targets say it."""
+    where = dataset_set(name).directory if directory is None else str(directory)
+    return f"elcvx datasets fetch --set {name} --dir {where}"
+
+
+def fetch_hint(name: str = "openml", directory: str | None = None) -> str:
+    """How to get set ``name``, in one line: :func:`fetch_command` and what it needs."""
+    return (f"get them with `{fetch_command(name, directory)}` (checks files already there "
+            "against the manifest; downloads the others, which needs the 'data' extra, pip "
+            "install 'elcvx[data]', and access to openml.org)")
+
+
+def find_set_dir(name: str, root=".") -> Path | None:
+    """Where set ``name`` is, relative to ``root`` (the project): the offline copy
+    (:attr:`DatasetSet.shared`) when it holds ``*.csv.gz`` files, else the fetched folder
+    (:attr:`DatasetSet.directory`) when it does, else None."""
+    ds = dataset_set(name)
+    for d in (ds.shared, ds.directory):
+        path = Path(root) / d
+        if path.is_dir() and any(path.glob("*.csv.gz")):
+            return path
+    return None
+
+
+def missing_set_reason(name: str, root=".") -> str:
+    """Why set ``name`` is not found and the command that gets it (one line: a skip reason)."""
+    ds = dataset_set(name)
+    return (f"{ds.readers} need the '{name}' datasets, which are not in "
+            f"{Path(root) / ds.shared} or {Path(root) / ds.directory}: {fetch_hint(name)}")
+
+
+def manifest(name: str = "openml") -> dict:
+    """The manifest of set ``name``'s dataset files, by OpenML id (``elcvx/data/<its manifest>``).
 
     Each entry: ``name``, ``rows``, ``features``, ``classes``, ``sha256`` (of the
     ``<id>_<name>.csv.gz`` file), ``csv_sha256`` (of its decompressed text, which is what
@@ -68,7 +159,8 @@ def openml_manifest() -> dict:
     """
     import csv
 
-    with resources.as_file(resources.files("elcvx") / "data" / "openml_manifest.csv") as path:
+    path_in_package = resources.files("elcvx") / "data" / dataset_set(name).manifest
+    with resources.as_file(path_in_package) as path:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
     return {int(r["openml_id"]): {**r, "rows": int(r["rows"]), "features": int(r["features"]),
@@ -76,7 +168,13 @@ def openml_manifest() -> dict:
                                   "openml_copy": r["openml_copy"] == "1"} for r in rows}
 
 
-def convert_openml(frame, target: str, *, seed: int, max_rows: int = MAX_ROWS):
+def openml_manifest() -> dict:
+    """:func:`manifest` of the realistic study's set (``elcvx/data/openml_manifest.csv``)."""
+    return manifest("openml")
+
+
+def convert_openml(frame, target: str, *, seed: int, max_rows: int | None = MAX_ROWS,
+                   label_order: str = "declared"):
     """Turn a classification table into the study's format (the conversion of the shipped files).
 
     * Rows with a missing value are dropped.
@@ -84,10 +182,13 @@ def convert_openml(frame, target: str, *, seed: int, max_rows: int = MAX_ROWS):
       (pandas ``category`` columns, codes in the order of their categories, which for an
       OpenML ARFF is the declared order; text columns are nominal with sorted categories)
       become their integer codes, in a column named ``cat__<name>``.
-    * The target becomes the last column, ``label``: a nominal target's codes (declared order),
-      else the rank of its value among the sorted distinct values, so ``0..K-1``.
+    * The target becomes the last column, ``label``: a nominal target's codes (declared order;
+      with ``label_order="sorted"``, the rank of its class name among the sorted names present,
+      as the pessimism set's CSV copies have it), else the rank of its value among the sorted
+      distinct values, so ``0..K-1``.
     * More than ``max_rows`` rows: ``max_rows`` of them drawn without replacement with
-      ``numpy.random.default_rng(seed)`` (the study uses the OpenML id), kept in their order.
+      ``numpy.random.default_rng(seed)`` (the study uses the OpenML id), kept in their order;
+      ``max_rows=None`` keeps every row.
 
     This reproduces the shipped files byte for byte from the ARFF they came from (checked on the
     16 whose source is OpenML's ARFF, and on kr-vs-k for the cap and the label order).
@@ -99,7 +200,8 @@ def convert_openml(frame, target: str, *, seed: int, max_rows: int = MAX_ROWS):
     target : str
         The target's column.
     seed : int
-    max_rows : int
+    max_rows : int or None
+    label_order : {"declared", "sorted"}
 
     Returns
     -------
@@ -117,7 +219,14 @@ def convert_openml(frame, target: str, *, seed: int, max_rows: int = MAX_ROWS):
     >>> table, dropped = convert_openml(df, "y", seed=1)
     >>> table.columns.tolist(), table["cat__color"].tolist(), table["label"].tolist()
     (['size', 'cat__color', 'label'], [0, 1, 0], [0, 1, 0])
+    >>> df["y"] = pd.Categorical(["no", "yes", "no"], categories=["yes", "no"])
+    >>> [convert_openml(df, "y", seed=1, label_order=o)[0]["label"].tolist()
+    ...  for o in ("declared", "sorted")]
+    [[1, 0, 1], [0, 1, 0]]
     """
+    if label_order not in ("declared", "sorted"):
+        raise InvalidInputError(f"label_order={label_order!r} is not 'declared' or 'sorted'",
+                                field="label_order", value=label_order)
     from .io.columns import _pandas
 
     pd = _pandas()
@@ -144,13 +253,16 @@ def convert_openml(frame, target: str, *, seed: int, max_rows: int = MAX_ROWS):
         else:
             raise InvalidInputError(f"column {name!r} has type {col.dtype}: neither numeric nor nominal")
         if name == target:
-            if not nominal:
+            if nominal and label_order == "sorted":
+                names = np.asarray(col.astype(str), dtype=str)
+                values = np.unique(names, return_inverse=True)[1].astype(np.int64)
+            elif not nominal:
                 values = np.unique(values, return_inverse=True)[1].astype(np.int64)
             out["label"] = values
         else:
             out[f"{NOMINAL_PREFIX}{name}" if nominal else str(name)] = values
     table = pd.DataFrame(out)
-    if len(table) > max_rows:
+    if max_rows is not None and len(table) > max_rows:
         rows = np.sort(np.random.default_rng(seed).choice(len(table), max_rows, replace=False))
         table = table.iloc[rows]
     return table.reset_index(drop=True), dropped
@@ -246,11 +358,13 @@ class FetchResult:
     message: str
 
 
-def fetch_datasets(ids=None, directory="data/openml", *, force=False, strict=False, report=None):
-    """Download the study's OpenML datasets into ``directory`` as ``<id>_<name>.csv.gz``.
+def fetch_datasets(ids=None, directory=None, *, force=False, strict=False, report=None,
+                   set_name="openml"):
+    """Download a set's OpenML datasets into ``directory`` as ``<id>_<name>.csv.gz``.
 
-    Each is converted by :func:`convert_openml` (seed: its id) and its decompressed content is
-    checked against :func:`openml_manifest`'s ``csv_sha256``. A file already in ``directory``
+    Each is converted by :func:`convert_openml` (seed: its id; the set's row cap and label
+    order) and its decompressed content is checked against the set's :func:`manifest`'s
+    ``csv_sha256``. A file already in ``directory``
     is checked, not downloaded again (unless ``force``): a complete offline copy is verified
     without the network. A download whose content differs from the manifest is kept, with a
     message saying the study's numbers on it will differ (the shipped copies of some ids came
@@ -260,32 +374,34 @@ def fetch_datasets(ids=None, directory="data/openml", *, force=False, strict=Fal
     ----------
     ids : iterable of int, optional
         OpenML ids; default every id of the manifest (:data:`PAPER_IDS` for all 40 of the paper).
-    directory : str or PathLike
-        Created if missing.
+    directory : str or PathLike, optional
+        Created if missing; default the set's folder (``data/openml``, ``data/pessimism``).
     force : bool
         Download even when a file is present.
     strict : bool
         Treat a content that differs from the manifest as a failure.
     report : callable, optional
         Called with each :class:`FetchResult` as it is done (the command line prints them).
+    set_name : str
+        The :class:`DatasetSet` (:data:`DATASET_SETS`; the command's ``--set``): ``"openml"``
+        or ``"pessimism"``.
 
     Returns
     -------
     list of FetchResult
     """
-    from pathlib import Path
-
-    manifest = openml_manifest()
-    ids = sorted(manifest) if ids is None else [int(i) for i in dict.fromkeys(ids)]
-    folder = Path(directory)
+    which = dataset_set(set_name)
+    entries = manifest(set_name)
+    ids = sorted(entries) if ids is None else [int(i) for i in dict.fromkeys(ids)]
+    folder = Path(which.directory if directory is None else directory)
     results = []
     for data_id in ids:
-        entry = manifest.get(data_id)
+        entry = entries.get(data_id)
         existing = sorted(folder.glob(f"{data_id}_*.csv.gz")) if folder.is_dir() else []
         if existing and not force:
             res = _check_file(data_id, existing[0], entry)
         else:
-            res = _fetch_one(data_id, folder, entry, strict)
+            res = _fetch_one(data_id, folder, entry, strict, which)
         results.append(res)
         if report is not None:
             report(res)
@@ -310,7 +426,7 @@ def _check_file(data_id, path, entry):
                        "--force downloads it again")
 
 
-def _fetch_one(data_id, folder, entry, strict):
+def _fetch_one(data_id, folder, entry, strict, which):
     import os
     import tempfile
     import urllib.error
@@ -330,7 +446,8 @@ def _fetch_one(data_id, folder, entry, strict):
         return FetchResult(data_id, "", "failed", False,
                            f"cannot be read from openml.org ({type(exc).__name__}"
                            f"{': ' + text[:200] if text else ''})")
-    table, dropped = convert_openml(frame, target, seed=data_id)
+    table, dropped = convert_openml(frame, target, seed=data_id, max_rows=which.max_rows,
+                                    label_order=which.label_order)
     data = table_bytes(table)
     path = folder / _file_name(data_id, name or openml_name)
     k = int(table["label"].max()) + 1
@@ -345,7 +462,7 @@ def _fetch_one(data_id, folder, entry, strict):
         why = ("OpenML's data for this id changed since the manifest, or the download is corrupt"
                if entry["openml_copy"] else f"the study's copy came from elsewhere: {entry['source']}")
         message = (f"downloaded: {what}; differs from the manifest ({why}): the study's numbers on "
-                   "it will differ from docs/realistic")
+                   f"it will differ from the committed ones ({which.readers})")
         if strict:
             return FetchResult(data_id, str(path), "failed", True, message + "; not kept (--strict)")
     folder.mkdir(parents=True, exist_ok=True)

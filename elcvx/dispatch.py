@@ -85,6 +85,11 @@ def mle(sample, method, model=None):
     if model is not None:
         return run()
     cache = _MLE_CACHE.setdefault(sample, {})
+    if method not in cache and method in ("auto", "fast"):
+        # "auto" tries the fast path first: where that solved it, the two answers are one.
+        other = cache.get("fast" if method == "auto" else "auto")
+        if other is not None and other[1] == "fast":
+            cache[method] = other
     if method not in cache:
         sol, path = run()
         # (A q computed on its first read, elcvx.solutions.OnRead, is made read-only then.)

@@ -11,7 +11,7 @@ from . import constraints as mc
 from ._extra_atom import choose_rho, extra_atom
 from .interval import interval
 from .results import ConfidenceInterval, EstimateResult
-from .sample import Sample, check_sample
+from .sample import Sample, check_sample, notes_of
 
 if TYPE_CHECKING:  # (annotations only)
     from collections.abc import Sequence
@@ -83,7 +83,7 @@ def estimate(sample: Sample | Log | LogScan, *, rho: float | str | None = None,
     >>> res.value_range.low == res.value_range.high  # wmin's and wmax's constraints are slack
     True
     """
-    sample = check_sample(sample, scans=True)
+    data, sample = sample, check_sample(sample, scans=True)
     method = iv.option("method", method, iv.METHODS)
     choose_rho(sample, rho, 0.0, 0.0)  # a bad rho fails before the solve
     model = mc.model(sample, constraints, atoms)
@@ -116,6 +116,7 @@ def estimate(sample: Sample | Log | LogScan, *, rho: float | str | None = None,
         work=sol.work,
         lambdas=sol.lambdas,
         error=(sample.rmax - sample.rmin) * min(error, 1.0) if error == error else error,
-        _interval=functools.partial(interval, sample, constraints=constraints, atoms=atoms,
+        notes=notes_of(data),
+        _interval=functools.partial(interval, data, constraints=constraints, atoms=atoms,
                                     method=method),  # for EstimateResult.confidence_interval
     )

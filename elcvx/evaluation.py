@@ -217,10 +217,10 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     >>> [r.method for r in ev.results]
     ['el', 'ips', 'snips', 'cr', 'gaussian', 'binomial']
     """
-    from .checks import weight_check as weight_check_of
-    from .sample import check_sample
+    from .checks import weight_check as weight_check_of, weights_note
+    from .sample import Sample, check_sample, notes_of
 
-    log_notes = tuple(getattr(data, "notes", ()))
+    log_notes = notes_of(data)
     source = getattr(data, "columns", {}).get("w", "w")
     sample = check_sample(data, scans=True)
     if getattr(sample, "sample", None) is not None:  # a scan that compressed: its exact sample
@@ -241,11 +241,11 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     # (On a log kept in chunks too: the baselines are mergeable sums, elcvx.baselines.log_sums.)
     rows_, notes_ = _baselines(sample, level, calibration)
     rows, notes = rows + rows_, notes + notes_
-    from .io.frames import _weights_note  # (no pandas: the note's text only)
-
     chk = weight_check_of(sample, method)  # the MLE is cached: no new solve
-    weight_note = _weights_note(chk, source)
-    first = [weight_note] if weight_note and weight_note not in log_notes else []
+    weight_note = weights_note(chk, source)
+    # (A sample checked where it was built carries its note already, naming its columns.)
+    checked = sample.notes if isinstance(sample, Sample) else ()
+    first = [weight_note] if weight_note and weight_note not in log_notes and not checked else []
     if math.isinf(sample.wmax) and not chk.depends_on_unobserved:
         notes.append("wmax = inf (give --wmax or --pmin for tighter intervals)")
     return EvaluationResult(

@@ -13,7 +13,7 @@ from . import constraints as mc
 from ._extra_atom import extra_atom
 from .errors import InvalidInputError
 from .results import BoundResult, IntervalResult, ProfileResult
-from .sample import check_sample
+from .sample import check_sample, notes_of
 
 if TYPE_CHECKING:  # (annotations only)
     from collections.abc import Sequence
@@ -96,7 +96,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     >>> round(low, 4), round(high, 4)
     (0.29, 0.9838)
     """
-    sample = check_sample(sample, scans=True)
+    notes, sample = notes_of(sample), check_sample(sample, scans=True)
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
@@ -107,7 +107,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     if not np.isfinite(quantile):
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
                               sample.n, method, f"whole range: no {calibration} quantile at N={sample.n:g}",
-                              alternative=alternative)
+                              alternative=alternative, notes=notes)
     sides = {"lower": None, "upper": None}  # an end not solved is the reward range's
     statuses = []
     work = mle.work
@@ -128,7 +128,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     low = sample.rmin if sides["lower"] is None else sides["lower"].value
     high = sample.rmax if sides["upper"] is None else sides["upper"].value
     return IntervalResult(low, high, level, calibration, quantile, sides["lower"], sides["upper"],
-                          sample.n, path, status, work, alternative=alternative)
+                          sample.n, path, status, work, alternative=alternative, notes=notes)
 
 
 def _threshold(sample, calibration, level, method, model, resamples, random_state):

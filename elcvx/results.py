@@ -151,6 +151,11 @@ class EstimateResult(_ReadOnlyArrays):
         The certified bound on ``|value - the exact estimate|`` (user scale): what "optimal"
         promises, at most ``1e-6`` of the reward range (:mod:`elcvx.certify`); ``nan`` where
         the path gives none.
+    notes : tuple of str
+        What a reader of the number must know about the data it came from: the notes of the
+        log or sample (:func:`elcvx.sample.notes_of`), e.g. a failed weight check ("the
+        probability columns are probably wrong"), as :attr:`EvaluationResult.notes` has them.
+        Shown by the repr when there are any.
     """
 
     value: float
@@ -170,6 +175,7 @@ class EstimateResult(_ReadOnlyArrays):
     rho_rule: str = "number"
     reward_range: tuple = (0.0, 1.0)
     error: float = math.nan
+    notes: tuple = ()
     # elcvx.interval on what estimate() was given (its sample, constraints, atoms and method),
     # for confidence_interval(): the results do not import the solvers' front end.
     _interval: Any = field(default=None, repr=False)
@@ -216,6 +222,8 @@ class EstimateResult(_ReadOnlyArrays):
         shown = []
         for f in fields(self):
             if not f.repr or f.name in ("value_range", "rho_rule", "reward_range"):
+                continue
+            if f.name == "notes" and not self.notes:
                 continue
             text = f"{f.name}={getattr(self, f.name)!r}"
             if f.name == "value" and self.depends_on_rho:
@@ -309,6 +317,9 @@ class IntervalResult(_Pair):
         ``"two-sided"``, or ``"greater"`` (a lower bound: ``high`` is ``rmax`` and ``upper`` is
         None) or ``"less"`` (an upper bound: ``low`` is ``rmin``); ``quantile`` is then the
         threshold at ``2 confidence_level - 1``.
+    notes : tuple of str
+        The notes of the log or sample, as :attr:`EstimateResult.notes` (shown by the repr
+        when there are any).
     """
 
     low: float
@@ -323,6 +334,13 @@ class IntervalResult(_Pair):
     status: str
     work: tuple = field(default=(0, 0), repr=False)
     alternative: str = "two-sided"
+    notes: tuple = ()
+
+    def __repr__(self):
+        # The dataclass's repr, with the notes only when there are some.
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                 if f.repr and (f.name != "notes" or self.notes)]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     @property
     def error(self) -> float:

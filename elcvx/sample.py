@@ -133,6 +133,17 @@ class Sample(RewardScale):
     n : int or float
         The number of examples: the number of rows (an ``int``) without counts, the sum of the
         counts (a ``float``; counts may be fractional) with them. ``n_rows`` is the rows stored.
+    notes : tuple of str
+        What the weight check found where the sample was built from a log's probabilities or
+        columns (:meth:`from_probs`, :meth:`from_dataframe`, the readers of :mod:`elcvx.io`),
+        also issued then as a :class:`~elcvx.errors.WeightWarning`; the results of
+        :func:`elcvx.estimate`, :func:`elcvx.interval` and :func:`elcvx.evaluate` carry it in
+        their ``notes``. Empty when the check found nothing, and for a sample built from weights
+        by this constructor, which does not check them: weights given directly are what the
+        package's own code passes around (:meth:`compress`, :meth:`with_rewards`, resamples,
+        candidate policies while learning) and what simulations build on purpose with any mean,
+        so a check of every construction would cost an EL solve each time and warn about
+        samples that were meant to be as they are. Call :meth:`weight_check` to check them.
 
     Examples
     --------
@@ -209,6 +220,16 @@ class Sample(RewardScale):
 
     #: The rows are held here (a :class:`~elcvx.engines.rows.RowSource`; a scanned log's are not).
     in_memory = True
+    #: (See the class's attributes: the weight check's note where the sample was built, if any.)
+    notes: tuple = ()
+
+    def _record_notes(self, notes) -> Sample:
+        """Keep ``notes`` (the weight check's, :func:`elcvx.checks.check_weights`) on this
+        sample, which was just built and not yet handed out: the one write after construction.
+        In place, not on a copy, so that the MLE the check may have cached (per sample object,
+        :func:`elcvx.dispatch.mle`) is the one a later estimate finds."""
+        object.__setattr__(self, "notes", tuple(notes))
+        return self
 
     # -- derived views -------------------------------------------------------------------------
     @property
@@ -238,21 +259,33 @@ class Sample(RewardScale):
         return iv.frozen(np.clip((self.r - self.rmin) / (self.rmax - self.rmin), 0.0, 1.0))
 
     def with_rewards(self, r: ArrayLike) -> Sample:
-        """The same weights, counts and bounds with other rewards (validated)."""
+        """The same weights, counts and bounds with other rewards (validated; the weights'
+        :attr:`notes` kept, as they are about the weights)."""
         return Sample(self.w, r, counts=self.counts, wmin=self.wmin, wmax=self.wmax,
-                      rmin=self.rmin, rmax=self.rmax)
+                      rmin=self.rmin, rmax=self.rmax)._record_notes(self.notes)
 
     # -- constructors ----------------------------------------------------------------------------
     @classmethod
     def from_probs(cls, target_prob: ArrayLike, logging_prob: ArrayLike, reward: ArrayLike, *,
                    pmin: float | None = None, wmax: float | None = None, wmin: float = 0.0,
                    counts: ArrayLike | None = None, rmin: float = 0.0,
-                   rmax: float = 1.0) -> Sample:
+                   rmax: float = 1.0, check: bool = True) -> Sample:
         """Build a sample from the probabilities of the logged actions.
 
         ``w = target_prob / logging_prob``. The weight bound comes from ``wmax`` if given, else
         from ``pmin`` (the smallest probability the logging policy gives any action, so that
         ``w <= 1/pmin``), else it is ``np.inf`` (always valid, but the interval is wider).
+
+        The weights are checked (``check=True``, the default), as the readers of :mod:`elcvx.io`
+        check a log's: probabilities claim ``E[w] = 1`` (see :class:`WeightCheck`), and two
+        columns swapped, or a wrong one, break that claim and give confident wrong estimates.
+        A failed check is issued once as a :class:`~elcvx.errors.WeightWarning` and kept in the
+        sample's :attr:`notes`, which the results of :func:`elcvx.estimate` and
+        :func:`elcvx.interval` carry. The check costs one pass over the weights on a log whose
+        mean weight is plainly fine; otherwise it solves the EL MLE, which is cached on the
+        sample, so the estimate that follows does not solve it again
+        (:func:`elcvx.checks.check_weights`). ``check=False`` skips it, for a caller that checks
+        the weights itself.
 
         Examples
         --------
@@ -276,12 +309,15 @@ class Sample(RewardScale):
         if np.isfinite(wmax):
             # target/logging can exceed 1/pmin by a rounding error when logging == pmin.
             w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
-        return cls(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
+        sample = cls(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
+        if check:
+            Sample._check_weights(sample, "target_prob / logging_prob")
+        return sample
 
-    # Two constructors/checks that need other layers, attached by them (they import Sample, which
-    # imports neither): ``from_dataframe`` (elcvx.io: a DataFrame's columns, pandas) and
-    # ``weight_check`` (elcvx.checks: the weight check needs the EL MLE). elcvx's package import
-    # attaches both.
+    # Constructors and checks that need other layers, attached by them (they import Sample, which
+    # imports neither): ``from_dataframe`` (elcvx.io: a DataFrame's columns, pandas),
+    # ``weight_check`` and ``_check_weights`` (elcvx.checks: the weight check needs the EL MLE).
+    # elcvx's package import attaches them.
     #: ``Sample.from_dataframe(df, *, spec=None, weight=, ..., cmax=)``: a sample from a pandas
     #: DataFrame's columns, named by an :class:`elcvx.io.LogSpec` or its fields as keywords
     #: (:func:`elcvx.io.sample_from_dataframe`, which documents it).
@@ -289,6 +325,9 @@ class Sample(RewardScale):
     #: ``sample.weight_check(*, method="auto")``: the check of ``E[w] = 1``
     #: (:func:`elcvx.checks.weight_check`, which documents it).
     weight_check: Callable[..., WeightCheck]
+    #: ``Sample._check_weights(sample, weights)``: :func:`elcvx.checks.check_weights`, the check
+    #: :meth:`from_probs` makes (warns, and records the note in ``sample.notes``).
+    _check_weights: ClassVar[Callable[..., tuple]]
 
     # -- compression -----------------------------------------------------------------------------
     def compress(self) -> Sample:
@@ -322,24 +361,26 @@ class Sample(RewardScale):
             counts = np.add.reduceat(self.c[order], first)
             w, r = w[first], r[first]
         return Sample(w, r, counts=counts, wmin=self.wmin, wmax=self.wmax, rmin=self.rmin,
-                      rmax=self.rmax)
+                      rmax=self.rmax)._record_notes(self.notes)
 
     def __len__(self) -> int:
         return self.n_rows
 
     # -- summary and the check of E[w] = 1 -------------------------------------------------------
     def _weight_moments(self):
-        """The weights' mean and its standard error (both with the counts)."""
-        if self.w.min() == self.w.max():  # exactly, not up to the rounding of the sums
+        """The weights' mean and its standard error (both with the counts); two passes (the
+        least and largest weight are the validation's)."""
+        low, scale = self.w_observed
+        if low == scale:  # exactly, not up to the rounding of the sums
             return float(self.w[0]), 0.0 if self.n > 1 else float("nan")
         # On the scale of the largest weight, so that weights up to 1.8e308 do not overflow.
-        scale = float(self.w.max())
-        x = self.w / scale
-        m = float(np.dot(self.c, x) / self.n)
+        x, c = self.w / scale, self.counts
+        m = float((x.sum() if c is None else np.dot(c, x)) / self.n)
         if not self.n > 1:
             return scale * m, float("nan")
-        d = x - m
-        se = float(np.sqrt(float(np.dot(self.c, d * d)) / (self.n - 1) / self.n))
+        x -= m  # (in place: x is this function's own)
+        ss = float(np.dot(x, x) if c is None else np.dot(c, x * x))
+        se = float(np.sqrt(ss / (self.n - 1) / self.n))
         return scale * m, scale * se
 
     def __repr__(self) -> str:
@@ -357,6 +398,15 @@ class Sample(RewardScale):
             if isinstance(state.get(name), np.ndarray) and state[name].flags.writeable:
                 state = {**state, name: iv.frozen(state[name])}
         self.__dict__.update(state)
+
+
+def notes_of(value) -> tuple:
+    """The notes of what the estimators were given: a log's (:attr:`elcvx.io.Log.notes`, the
+    weight check's among them) or a sample's (:attr:`Sample.notes`); ``()`` when it has none.
+    The results that users read first (:class:`~elcvx.results.EstimateResult`,
+    :class:`~elcvx.results.IntervalResult`, :class:`~elcvx.results.EvaluationResult`) carry
+    them in their own ``notes``."""
+    return tuple(getattr(value, "notes", None) or ())
 
 
 def check_sample(value, scans: bool = False) -> Sample:

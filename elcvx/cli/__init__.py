@@ -30,7 +30,7 @@ from .. import _validation as iv
 from .args import positive_int
 from .plot import draw_profile, draw_sequence, require_matplotlib
 from .report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
-                          notes_to_stderr, render_evaluate, render_profile)
+                     notes_to_stderr, render_evaluate, render_profile, require_weights)
 from ..errors import ElcvxError, SolverError
 from .._extra_atom import DEFAULT_RHO, RHO_RULES
 from ..io import FORMATS, PDROP_MODES
@@ -175,6 +175,15 @@ def _add_evaluation_options(p):
     _add_format_option(p)
     _add_sequence_option(p)
     _add_alternative_option(p)
+    _add_strict_option(p)
+
+
+def _add_strict_option(p):
+    p.add_argument("--strict", action="store_true",
+                   help="a failed weight check is an error: exit 2, before any estimate, "
+                        "instead of a note (the mean weight implausibly far from 1, usually a "
+                        "wrong probability column; or wmax = inf leaving EL's estimate to an "
+                        "unobserved weight: give --pmin or --wmax)")
 
 
 def _add_sequence_option(p):
@@ -225,23 +234,32 @@ def build_parser():
     _add_evaluation_options(demo)
     demo.set_defaults(func=_cmd_demo)
 
-    data = sub.add_parser("datasets", help="download the realistic study's OpenML datasets",
-                          description="Data for 'elcvx reproduce realistic' (docs/realistic.md).")
+    data = sub.add_parser("datasets", help="get the studies' OpenML datasets",
+                          description="Data for 'elcvx reproduce realistic' (--set openml, "
+                          "docs/realistic.md) and 'elcvx reproduce pessimism' and 'selection' "
+                          "(--set pessimism, docs/pessimism.md, docs/selection.md).")
     which = data.add_subparsers(dest="action", required=True, metavar="ACTION",
                                 parser_class=_Parser)
+    from ..datasets import DATASET_SETS
+
     fetch = which.add_parser(
-        "fetch", help="download, convert and check the OpenML datasets",
-        description="Download the paper's OpenML datasets (scikit-learn's fetch_openml: pip "
+        "fetch", help="download, convert and check a study's OpenML datasets",
+        description="Download a set's datasets by OpenML id (scikit-learn's fetch_openml: pip "
                     "install 'elcvx[data]'), convert each as the study's files are (numeric "
                     "features, nominal ones as integer codes named cat__<name>, last column "
-                    "label = 0..K-1, at most 10,000 rows) into DIR/<id>_<name>.csv.gz, and check "
-                    "each against the manifest's sha256. Files already in DIR are checked, not "
+                    "label = 0..K-1; the openml set keeps at most 10,000 rows) into "
+                    "DIR/<id>_<name>.csv.gz, and check each against the set's manifest (sha256 "
+                    "of its content), bundled with elcvx. Files already in DIR are checked, not "
                     "downloaded again, so a copy made elsewhere is verified offline.")
+    fetch.add_argument("--set", dest="set_name", choices=tuple(DATASET_SETS), default="openml",
+                       help="openml (default): the realistic study's datasets; pessimism: the "
+                            "pessimism and selection studies' five UCI datasets")
     fetch.add_argument("--ids", type=_openml_ids, default=None, metavar="IDS",
                        help="comma-separated OpenML ids, or 'paper' for all 40 of the paper "
-                            "(default: the manifest's, the datasets the study uses)")
-    fetch.add_argument("--dir", default="data/openml", metavar="DIR",
-                       help="folder to write to (default data/openml; created if missing)")
+                            "(default: the set's manifest, the datasets the studies use)")
+    fetch.add_argument("--dir", default=None, metavar="DIR",
+                       help="folder to write to (default data/SET: data/openml, data/pessimism; "
+                            "created if missing)")
     fetch.add_argument("--force", action="store_true", help="download files already in DIR again")
     fetch.add_argument("--strict", action="store_true",
                        help="a download that differs from the manifest is an error (not kept)")
@@ -376,7 +394,10 @@ def _demo_log():
 # Commands
 # ------------------------------------------------------------------------------------------------
 def _cmd_evaluate(args, log=None):
-    rep = evaluate_report(_load(args) if log is None else log, args)
+    log = _load(args) if log is None else log
+    if args.strict:
+        require_weights(log, args.method)
+    rep = evaluate_report(log, args)
     text = render_evaluate(rep, args.format)
     notes_to_stderr(rep["notes"], args.format, sys.stderr)
     return text
@@ -402,27 +423,28 @@ def _openml_ids(text):
 
 def _cmd_datasets_fetch(args):
     """``elcvx datasets fetch``: one line per dataset as it is done, then a summary line."""
-    from ..datasets import fetch_datasets
+    from ..datasets import dataset_set, fetch_datasets
 
     def report(res):
         name = os.path.basename(res.path) if res.path else str(res.id)
         print(f"{name}: {res.message}", flush=True)
 
-    results = fetch_datasets(args.ids, args.dir, force=args.force, strict=args.strict,
-                             report=report)
+    folder = args.dir or dataset_set(args.set_name).directory
+    results = fetch_datasets(args.ids, folder, force=args.force, strict=args.strict,
+                             report=report, set_name=args.set_name)
     failed = [r for r in results if r.status == "failed"]
     counts = {k: sum(r.status == k for r in results) for k in ("verified", "differs", "unchecked")}
     done = ", ".join(f"{v} {k}" for k, v in counts.items() if v) or "none written"
     if any(r.message.startswith("cannot reach") for r in failed):
         print(f"elcvx: error: openml.org cannot be reached: run this where it can, or copy the "
-              f"<id>_<name>.csv.gz files (e.g. ../shared/data/openml) into {args.dir} and run it "
-              "again to check them", file=sys.stderr)
+              f"<id>_<name>.csv.gz files (e.g. {dataset_set(args.set_name).shared}) into {folder} "
+              "and run it again to check them", file=sys.stderr)
         return 1
     if failed:
         print(f"elcvx: error: {iv.plural(len(failed), 'dataset')} not fetched ({done}); see the "
               "lines above", file=sys.stderr)
         return 1
-    print(f"{args.dir}: {done} of {iv.plural(len(results), 'dataset')}")
+    print(f"{folder}: {done} of {iv.plural(len(results), 'dataset')}")
     return 0
 
 

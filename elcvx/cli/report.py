@@ -55,6 +55,28 @@ def _weight_check_field(chk):
             "unobserved_wmass": _num(chk.unobserved_wmass)}
 
 
+#: What the note of a failed weight check adds on the command line (``--strict``).
+STRICT_HINT = "; elcvx evaluate --strict makes a failed weight check an error (exit 2)"
+
+
+def _weights_source(log) -> str:
+    """Where a log's weights came from, as its weight note names it."""
+    return dict(getattr(log, "columns", {})).get("w", "w")
+
+
+def require_weights(log, method):
+    """``--strict``: raise, in one line, when the log's weights fail
+    :meth:`~elcvx.Sample.weight_check` (any of its notes; the MLE it solves is cached, so the
+    evaluation that follows a pass does not solve it again)."""
+    from ..checks import weight_check, weights_note
+    from ..errors import InvalidInputError
+
+    chk = weight_check(log.sample, method)
+    if not chk:
+        raise InvalidInputError(f"the weight check failed (--strict): "
+                                f"{weights_note(chk, _weights_source(log))}", field="weights")
+
+
 def evaluate_report(log, args):
     """The evaluate report as a dict (the JSON form) plus what the table shows besides."""
     s = log.sample
@@ -66,6 +88,11 @@ def evaluate_report(log, args):
         rows, seq_notes = _sequence_rows(in_order() if in_order else [s], args.confidence_level)
         results, notes = results + rows, notes + seq_notes
     est, chk = ev.estimate, ev.weight_check
+    if not chk:  # the weight note says what --strict would do
+        from ..checks import weights_note
+
+        note = weights_note(chk, _weights_source(log))
+        notes = [n + STRICT_HINT if n == note else n for n in notes]
     n = int(s.n) if float(s.n).is_integer() else s.n
     alternative = getattr(args, "alternative", "two-sided")
     one_sided = {} if alternative == "two-sided" else {"one_sided": one_sided_report(

@@ -4,6 +4,7 @@
 
     elcvx select LOG --candidates C1,C2,... [--baseline logging|COL] [--method el|...]
                      [--rule gain|bound|estimate] [--pmin P | --wmax W] [--format table|json|csv]
+                     [--strict]
 
 Each candidate is a column of the target policy's probability of the logged action; the log
 also has the logging probability and the reward. The numbers are :func:`elcvx.select`'s.
@@ -14,11 +15,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
+import warnings
 
 from .. import __version__
 from .. import _validation as iv
+from ..errors import WeightWarning
 from ..selection import METHODS, RULES
-from .report import UsageError, _csv, _num
+from .report import STRICT_HINT, UsageError, _csv, _num, notes_to_stderr
 
 __all__ = ["add_select_parser"]
 
@@ -72,6 +76,10 @@ def add_select_parser(sub, level_type):
                    help="EL's threshold: chi2 (default) or f")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="output format (default table)")
+    p.add_argument("--strict", action="store_true",
+                   help="a candidate whose weights fail the weight check (E[w] = 1; wmax = inf "
+                        "leaving the estimate to an unobserved weight) is an error: exit 2 "
+                        "instead of a note")
     p.set_defaults(func=_cmd_select)
     return p
 
@@ -111,7 +119,34 @@ def _cmd_select(args):
                  calibration=args.calibration)
     if column is not None:  # (select calls a baseline given as probabilities "baseline")
         res = dataclasses.replace(res, baseline=column)
-    return render(res, log, args.format)
+    notes = weight_notes(log, args)
+    if notes and args.strict:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"the weight check failed (--strict): {notes[0]}", field="weights")
+    notes = [n + STRICT_HINT.replace("evaluate", "select") for n in notes]
+    if args.format == "csv":
+        notes_to_stderr(notes, args.format, sys.stderr)
+    return render(res, log, args.format, notes)
+
+
+def weight_notes(log, args) -> list:
+    """The weight check of each candidate's weights (``candidate / logging``), as ``elcvx
+    evaluate`` makes it of a log's: one note per candidate that fails it, naming its column.
+    One pass per candidate whose mean weight is plainly fine (:func:`elcvx.checks.plainly_fine`),
+    an EL MLE for any other."""
+    from ..checks import check_weights
+    from ..sample import Sample
+
+    notes = []
+    for j, name in enumerate(log.names):
+        sample = Sample.from_probs(log.target_probs[:, j], log.logging_probs, log.rewards,
+                                   pmin=args.pmin, wmax=args.wmax, rmin=args.rmin,
+                                   rmax=args.rmax, check=False)
+        with warnings.catch_warnings():  # (a note here, not also a Python warning)
+            warnings.simplefilter("ignore", WeightWarning)
+            notes.extend(check_weights(sample, f"{name} / {args.logging_prob_col}"))
+    return notes
 
 
 def report(res, log) -> dict:
@@ -127,8 +162,8 @@ def report(res, log) -> dict:
                                                      res.is_chosen)]}
 
 
-def render(res, log, fmt) -> str:
-    rep = report(res, log)
+def render(res, log, fmt, notes=()) -> str:
+    rep = {**report(res, log), "notes": list(notes)}
     if fmt == "json":
         return json.dumps(rep, indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
@@ -147,4 +182,5 @@ def render(res, log, fmt) -> str:
         gain = "-" if math.isnan(g) else f"{g:+.4f}"
         lines.append(f"{n:<{width}}  {e:9.4f}  {lo:9.4f}  {gain:>9}" + ("  <- chosen" * bool(c)))
     lines.append(res.guarantee)
+    lines.extend(f"note: {n}" for n in notes)
     return "\n".join(lines) + "\n"

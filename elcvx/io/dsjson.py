@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _validation as iv
+from ..checks import check_weights
 from ..errors import ElcvxError, InvalidInputError
 from .columns import _missing_columns
 from .files import _check_path
-from .frames import _build_sample, _check_weights, _column, _locator, _numeric
+from .frames import _build_sample, _column, _locator, _numeric
 from .json_tables import _json_lines
 from .logs import Log
 from .spec import LogSpec
@@ -185,7 +186,7 @@ def read_dsjson(path: str | os.PathLike, *,
     columns = {"w": f"{target_desc} / _label_probability", "r": "-_label_cost"}
     if counts is not None:
         columns["counts"] = f"pdrop ({pdrop})"
-    notes.extend(_check_weights(sample, columns["w"]))
+    notes.extend(check_weights(sample, columns["w"]))
     return Log(sample=sample, path=path, format="dsjson", n_rows=n_events, skipped=skipped,
                columns=columns, notes=tuple(notes), logging_probs=np.asarray(logging, dtype=float))
 

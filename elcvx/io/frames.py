@@ -1,30 +1,25 @@
 """From a DataFrame's columns to a :class:`~elcvx.Sample`: :func:`sample_from_dataframe`, and the
 one place where a log becomes a sample (:func:`_sample_from_frame`, :func:`_build_sample`),
 where an error about a value is said of the line (or row) it came from and where the weights
-are checked (:func:`_check_weights`).
+are checked (:func:`elcvx.checks.check_weights`).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import sys
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _validation as iv
-from ..errors import ElcvxError, InvalidInputError, WeightWarning
+from ..checks import check_weights
+from ..errors import InvalidInputError
 from ..sample import Sample
 from .columns import _missing_columns, _no_duplicates, _pandas
 from .spec import LogSpec
 
 if TYPE_CHECKING:  # (annotations only: pandas is imported when a frame is read)
     import pandas
-
-# The package's folder (elcvx/, above this one): warnings point at the first frame outside it.
-_ELCVX = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _locator(index):
@@ -137,8 +132,10 @@ def _build_sample(*, w=None, target=None, logging=None, reward, counts, spec, wh
     rmin, rmax = spec.reward_range
     try:
         if w is None:
+            # (check=False: the reader checks the sample it hands out, naming the columns.)
             return Sample.from_probs(target, logging, reward, pmin=spec.pmin, wmax=spec.wmax,
-                                     wmin=spec.wmin, counts=counts, rmin=rmin, rmax=rmax)
+                                     wmin=spec.wmin, counts=counts, rmin=rmin, rmax=rmax,
+                                     check=False)
         wmin, wmax = spec.weight_range
         return Sample(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
     except InvalidInputError as exc:
@@ -202,7 +199,7 @@ def sample_from_dataframe(df: pandas.DataFrame, *, spec: LogSpec | None = None,
     if not isinstance(df, pd.DataFrame):
         raise InvalidInputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     sample, described = _sample_from_frame(df, "the DataFrame", spec)
-    _check_weights(sample, described["w"])
+    check_weights(sample, described["w"])
     return sample
 
 
@@ -266,30 +263,3 @@ def _logging_probs(df, spec):
     if spec.logging_prob is None:
         return None
     return _column(df, spec.logging_prob, _locator(df.index), spec.decimal)
-
-
-def _weights_note(check, weights: str) -> str:
-    """``check.message`` naming where the weights came from (``weights``: a column, or
-    ``"target / logging"``); ``""`` when there is nothing to say."""
-    source = weights if "/" in weights else f"column {weights!r}"
-    return check.message.replace("the importance weights", f"the importance weights ({source})", 1)
-
-
-def _check_weights(sample, weights: str) -> tuple:
-    """The note on a log's weights from :meth:`Sample.weight_check` (``()`` when there is none),
-    also issued as a :class:`~elcvx.errors.WeightWarning`. Every reader of this module calls it
-    once, on the sample it hands out: the one place where a log becomes a sample, and where the
-    columns the weights came from (``weights``) are known."""
-    try:
-        check = sample.weight_check()
-    except ElcvxError:  # the MLE failed: the estimate will say so; reading the log did not fail
-        return ()
-    note = _weights_note(check, weights)
-    if not note:
-        return ()
-    # Point the warning at the user's line: the first frame outside elcvx.
-    frame, level = sys._getframe(0), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_ELCVX):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(note, WeightWarning, stacklevel=level)
-    return (note,)

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import check_weights
 from ..errors import InvalidInputError
 from ..sample import Sample
 from .columns import _missing_columns
 from .files import _check_path, _first_line
 from .formats import _format
-from .frames import _check_weights, _logging_probs, _sample_from_frame
+from .frames import _logging_probs, _sample_from_frame
 from .json_tables import _json_document, _read_jsonl
 from .spec import LogSpec
 from .tables import _table_columns, read_table
@@ -141,6 +142,6 @@ def read_log(path: str | os.PathLike, *, spec: LogSpec | None = None, format: st
             raise InvalidInputError(f"{path} has no data rows")
         df = doc[names]
     sample, described = _sample_from_frame(df, path, spec, prefix=f"{path}: ")
-    notes = _check_weights(sample, described["w"])
+    notes = check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=fmt, n_rows=len(df), columns=described, notes=notes,
                logging_probs=_logging_probs(df, spec))

@@ -15,9 +15,10 @@ import os
 
 import numpy as np
 
+from ..checks import check_weights
 from ..errors import InvalidInputError
 from ..sample import Sample
-from .frames import _check_weights, _logging_probs, _sample_from_frame
+from .frames import _logging_probs, _sample_from_frame
 from .logs import Log
 from .progress import Progress, progress_enabled
 from .sources import _batches, _columns_of, _log_files, _total_bytes
@@ -160,7 +161,7 @@ def read_log_compressed(path, *, spec=None, format=None, weight=None, target_pro
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
     notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} ({groups.rows:,} "
              f"rows), compressed exactly to {sample.n_rows:,} distinct (w, r) rows",)
-    notes += _check_weights(sample, described["w"])
+    notes += check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=formats, n_rows=groups.rows, columns=described,
                notes=notes)
 
@@ -197,7 +198,7 @@ def read_log_rows(path, *, spec=None, format=None, chunk_size=1 << 18, progress=
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
     notes = (f"read from {len(files):,} file{'s' * (len(files) > 1)} ({sample.n_rows:,} rows), "
              "every row in memory, in file order",)
-    notes += _check_weights(sample, described["w"])
+    notes += check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=formats, n_rows=sample.n_rows, columns=described,
                notes=notes, logging_probs=None if probs[0] is None else np.concatenate(probs))
 

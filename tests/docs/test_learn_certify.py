@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("pandas")
 
+from elcvx.datasets import fetch_command  # noqa: E402
 from test_docs import _run_python, parse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +22,9 @@ DATA = ROOT / ".." / "shared" / "data" / "pessimism" / "30_page-blocks.csv.gz"
 @pytest.fixture(scope="module")
 def page():
     if not DATA.is_file():
-        pytest.skip("needs ../shared/data/pessimism (the selection study's datasets)")
+        # (the page reads that path: the command fetches the set there)
+        pytest.skip(f"needs {DATA.name} in ../shared/data/pessimism (the selection study's "
+                    f"datasets): {fetch_command('pessimism', '../shared/data/pessimism')}")
     import os
 
     namespace = {"__name__": "__docs__"}

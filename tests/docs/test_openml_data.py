@@ -296,7 +296,7 @@ def test_make_reproduce_realistic_fetches_or_verifies_first():
     text = (ROOT / "Makefile").read_text()
     recipe = text.split("\nreproduce-realistic:", 1)[1].split("\n\n", 1)[0]
     fetch, run = [line.strip() for line in recipe.splitlines()[1:3]]
-    assert "elcvx datasets fetch --dir $(DATA_DIR)" in fetch
+    assert "elcvx datasets fetch --set openml --dir $(DATA_DIR)" in fetch
     assert "reproduce realistic --data-dir $(DATA_DIR)" in run
     assert "../shared/data/openml" in text.split("DATA_DIR ?=", 1)[1].splitlines()[0]
 

@@ -14,12 +14,14 @@ import pytest
 
 from elcvx import Sample
 from elcvx.baselines import lower_bound
+from elcvx.datasets import find_set_dir, missing_set_reason
 from elcvx.experiments.pessimism import protocol
 from elcvx.experiments.pessimism.study import radius
 from elcvx.testing import assert_agree
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / ".." / "shared" / "data" / "pessimism"
+# ../shared/data/pessimism, else data/pessimism (elcvx datasets fetch --set pessimism)
+DATA = find_set_dir("pessimism", ROOT)
 COMMITTED = ROOT / "docs" / "pessimism"
 
 
@@ -83,7 +85,7 @@ def test_logs_have_the_logging_policy_and_the_value(label):
     assert log.wmin <= log.w.min() and log.w.max() <= log.wmax
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/pessimism")
+@pytest.mark.skipif(DATA is None, reason=missing_set_reason("pessimism", ROOT))
 def test_the_command_on_one_configuration(tmp_path, capsys):
     from elcvx.cli import main
     from elcvx.experiments.pessimism import DEFAULT_SEED, METHODS

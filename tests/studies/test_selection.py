@@ -11,15 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from elcvx.datasets import find_set_dir, missing_set_reason
 from elcvx.errors import InvalidInputError
 from elcvx.experiments.realistic.data import Dataset
 from elcvx.experiments.selection import methods, protocol, report, study, training
 from elcvx.testing import assert_agree
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / ".." / "shared" / "data" / "pessimism"
+# ../shared/data/pessimism, else data/pessimism (elcvx datasets fetch --set pessimism)
+DATA = find_set_dir("pessimism", ROOT)
 COMMITTED = ROOT / "docs" / "selection"
-NO_DATA = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/pessimism")
+NO_DATA = pytest.mark.skipif(DATA is None, reason=missing_set_reason("pessimism", ROOT))
 
 
 def test_split_is_scikit_learns():

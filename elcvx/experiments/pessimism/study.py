@@ -106,7 +106,7 @@ def run_study(data_dir, *, datasets=None, seeds: int = DEFAULT_SEEDS, seed: int 
                                 f"{sorted({c.tau for c in grid})}, tau0 in "
                                 f"{sorted({c.tau0 for c in grid})}")
     ids = list(DATASETS) if datasets is None else [int(d) for d in datasets]
-    data = load_folder(data_dir, datasets=ids, max_rows=sys.maxsize)
+    data = load_folder(data_dir, datasets=ids, max_rows=sys.maxsize, set_name="pessimism")
     by_id = {d.id: d for d in data}
     data = [by_id[i] for i in ids]
     st = PessimismStudy(datasets=[(d.id, DATASETS.get(d.id, d.name), d.n, n_log(d.n), d.n_classes)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import datasets as _sets
 from ...errors import InvalidInputError
 
 __all__ = ["DEFAULT_SEED", "MAX_ROWS", "DatasetError", "Dataset", "DATA_DIRS", "find_data_dir",
@@ -25,25 +26,20 @@ class DatasetError(InvalidInputError):
 
 #: Where ``make reproduce-realistic`` and the tests look for the datasets, relative to the
 #: project root: the shared offline copy first, then the folder ``elcvx datasets fetch`` writes.
-DATA_DIRS = ("../shared/data/openml", "data/openml")
+DATA_DIRS = (_sets.DATASET_SETS["openml"].shared, _sets.DATASET_SETS["openml"].directory)
 #: How to get the datasets, in one line.
-FETCH_HINT = ("get them with `elcvx datasets fetch --dir data/openml` (needs the 'data' extra, "
-              "pip install 'elcvx[data]', and access to openml.org)")
+FETCH_HINT = _sets.fetch_hint("openml")
 
 
 def find_data_dir(root=".") -> Path | None:
-    """The first of :data:`DATA_DIRS` (relative to ``root``) that holds ``*.csv.gz`` files, or None."""
-    for d in DATA_DIRS:
-        path = Path(root) / d
-        if path.is_dir() and any(path.glob("*.csv.gz")):
-            return path
-    return None
+    """The first of :data:`DATA_DIRS` (relative to ``root``) that holds ``*.csv.gz`` files, or None
+    (:func:`elcvx.datasets.find_set_dir` of the ``openml`` set)."""
+    return _sets.find_set_dir("openml", root)
 
 
 def missing_data_reason(root=".") -> str:
     """Why the datasets are not found, and how to get them (one line, e.g. a test's skip reason)."""
-    where = " or ".join(str(Path(root) / d) for d in DATA_DIRS)
-    return f"the realistic study's OpenML datasets are not in {where}: {FETCH_HINT}"
+    return _sets.missing_set_reason("openml", root)
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,9 +126,12 @@ def load_dataset(path, *, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS) ->
                    ds.path)
 
 
-def dataset_files(data_dir, datasets=None) -> dict:
+def dataset_files(data_dir, datasets=None, *, set_name: str = "openml") -> dict:
     """``OpenML id -> path`` of every ``*.csv.gz`` of ``data_dir``, in id order, or of the
     ``datasets`` given (OpenML ids, or the names after the id in the file names), in their order.
+
+    ``set_name``: the :data:`elcvx.datasets.DATASET_SETS` entry the folder should hold, whose
+    fetch command (into ``data_dir``) a missing or empty folder's error names.
 
     Raises
     ------
@@ -141,9 +140,10 @@ def dataset_files(data_dir, datasets=None) -> dict:
         dataset asked for is not there (naming what the folder has).
     """
     d = Path(data_dir)
+    hint = _sets.fetch_hint(set_name, d)
     if not d.is_dir():
         raise DatasetError(f"data folder {str(d)!r} does not exist (or is not a folder); expected "
-                           f"'<openml id>_<name>.csv.gz' files: {FETCH_HINT}")
+                           f"'<openml id>_<name>.csv.gz' files: {hint}")
     files, names = {}, {}
     for p in sorted(d.glob("*.csv.gz")):
         m = _NAME.match(p.name)
@@ -152,7 +152,7 @@ def dataset_files(data_dir, datasets=None) -> dict:
         files[int(m.group(1))] = p
         names[m.group(2) or m.group(1)] = int(m.group(1))
     if not files:
-        raise DatasetError(f"data folder {str(d)!r} has no '*.csv.gz' file: {FETCH_HINT}")
+        raise DatasetError(f"data folder {str(d)!r} has no '*.csv.gz' file: {hint}")
     if datasets is None:
         return dict(sorted(files.items()))
     wanted = [int(i) if str(i).isdigit() else names.get(str(i), str(i)) for i in datasets]
@@ -163,9 +163,11 @@ def dataset_files(data_dir, datasets=None) -> dict:
     return {i: files[i] for i in wanted}
 
 
-def load_folder(data_dir, *, datasets=None, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS) -> list:
-    """Every ``*.csv.gz`` of ``data_dir`` (or only the OpenML ids in ``datasets``), by id."""
-    files = dataset_files(data_dir, datasets)
+def load_folder(data_dir, *, datasets=None, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS,
+                set_name: str = "openml") -> list:
+    """Every ``*.csv.gz`` of ``data_dir`` (or only the OpenML ids in ``datasets``), by id
+    (``set_name``: as :func:`dataset_files`)."""
+    files = dataset_files(data_dir, datasets, set_name=set_name)
     return [load_dataset(files[i], seed=seed, max_rows=max_rows) for i in sorted(files)]
 
 

@@ -143,7 +143,7 @@ def run_study(data_dir, *, datasets=None, trials: int = DEFAULT_TRIALS, steps: i
                                 f"{', '.join(available_methods())}"
                                 + (" (select needs elcvx.select)" if "select" in bad else ""),
                                 field="methods", value=list(methods))
-    files = dataset_files(data_dir, datasets)
+    files = dataset_files(data_dir, datasets, set_name="pessimism")
     if datasets is None:  # the study's five first, in the published table's order
         order = [i for i in DATASETS if i in files] + [i for i in files if i not in DATASETS]
         files = {i: files[i] for i in order}
