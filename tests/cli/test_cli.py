@@ -1,10 +1,16 @@
-"""The ``elcvx`` command: run as a subprocess on small logs in each format, its JSON checked
-against the Python API; every user error is one line on stderr with exit status 2."""
+"""The ``elcvx`` command: run on small logs in each format, its JSON checked against the Python
+API; every user error is one line on stderr with exit status 2. The console script itself runs as
+a subprocess (the demo, user errors, the imports of a fresh interpreter); the rest calls
+``elcvx.cli.main`` in this process, which is what the script runs."""
 
+import contextlib
+import gc
+import io
 import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +31,41 @@ _SCRIPT = Path(sys.executable).with_name("elcvx")
 COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "elcvx"]
 
 
-def run(*args, cwd=None):
-    """The installed console script, as a user runs it."""
+def run_script(*args, cwd=None):
+    """The installed console script, as a user runs it (a subprocess: kept for the tests of the
+    script itself, as its start costs about a second and a half)."""
     env = dict(os.environ, COLUMNS="100")
     return subprocess.run(COMMAND + [str(a) for a in args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=120)
+
+
+def run(*args):
+    """``elcvx.cli.main`` in this process, reported as a subprocess would be (returncode, stdout,
+    stderr): what the script prints is what main prints. Warnings are shown on stderr under
+    Python's default filters, as in a fresh interpreter, and so is an exception raised where
+    nothing can catch it (a destructor's: "Exception ignored in ..."), so ``stderr == ""``
+    still means neither."""
+    out, err = io.StringIO(), io.StringIO()
+
+    def unraisable(u):
+        err.write(f"Exception ignored in: {u.object!r}\n{u.exc_type.__name__}: {u.exc_value}\n")
+
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings(record=True) as caught:
+        mp.setenv("COLUMNS", "100")
+        mp.setattr(sys, "unraisablehook", unraisable)
+        warnings.resetwarnings()  # a fresh interpreter's filters (not pytest's)
+        warnings.simplefilter("default")
+        for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+            warnings.filterwarnings("ignore", category=category)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main([str(a) for a in args])
+            except SystemExit as exc:
+                status = exc.code if isinstance(exc.code, int) else 1
+            gc.collect()  # what a subprocess's exit would finalize
+    for w in caught:
+        err.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line))
+    return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
 
 
 def api(sample, level=0.95, calibration="chi2"):
@@ -144,7 +180,7 @@ def test_evaluate_table(logs):
 
 def test_demo_is_evaluate_on_the_bundled_log(capsys):
     # (Its speed is not asserted: tests never depend on wall-clock time.)
-    out = run("demo")
+    out = run_script("demo")
     assert out.returncode == 0 and out.stderr == ""
     assert main(["evaluate", str(example_log_path()), "--pmin", str(EXAMPLE_PMIN)]) == 0
     assert capsys.readouterr().out == out.stdout
@@ -205,7 +241,7 @@ def test_user_errors_in_a_subprocess(logs, tmp_path):
     frame, paths = logs
     bad = tmp_path / "bad.csv"
     bad.write_text("w,reward\n1,0\n2,1\n0.5,1,7\n")
-    assert_user_error(run("evaluate", bad, "--wmax", "4", "--format", "json"),
+    assert_user_error(run_script("evaluate", bad, "--wmax", "4", "--format", "json"),
                       "line 4 is malformed: 3 fields where the header has 2")
     assert_user_error(run("evaluate", paths["log.csv"], "--weight-col", "w", "--reward-col", "clicks"),
                       "has no column 'clicks'", "'click'")
@@ -213,7 +249,7 @@ def test_user_errors_in_a_subprocess(logs, tmp_path):
     assert_user_error(run("evaluate", paths["log.csv"], "--weight-col", "w", "--reward-col", "click",
                           "--wmax", "4", "--format", "json"),
                       f"line {first}: weight (column 'w') = 10.0 is outside [0.0, 4.0]")
-    assert_user_error(run("evaluate", paths["log.csv"], "--frobnicate"),
+    assert_user_error(run_script("evaluate", paths["log.csv"], "--frobnicate"),
                       "unrecognized arguments: --frobnicate")
     target = tmp_path / "nowhere" / "p.png"
     assert_user_error(run("profile", paths["log.csv"], "--weight-col", "w", "--reward-col", "click",

@@ -5,7 +5,8 @@ The fast path solves the low-dimensional duals by an active-set Newton method
 Clarabel and refines Clarabel's dual point by a few iterations of that method, which must end
 certified (so a wrong program is caught here only when Clarabel's point is far from the
 optimum: tests/cvx/test_clarabel_unpolished.py compares Clarabel's own objective). Agreement is required to ``elcvx.testing.AGREEMENT`` (1e-6) of the
-reward range, over 200 samples drawn by hypothesis with a fixed seed, edge cases included.
+reward range, over 50 samples drawn by hypothesis with a fixed seed, edge cases included (200 in
+the slow suite, ``make test-slow``).
 """
 
 import numpy as np
@@ -51,10 +52,27 @@ def samples(draw):
     return Sample(w, r, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
 
 
-@settings(max_examples=200, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+def _settings(examples):
+    return settings(max_examples=examples, derandomize=True, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# Each property runs on 50 samples in the default suite and on 200 in the slow one (``make
+# test-slow``): the same strategy, checks and tolerances.
+@_settings(50)
 @given(samples())
 def test_fast_and_cvxpy_paths_agree(sample):
+    check_paths_agree(sample)
+
+
+@pytest.mark.slow
+@_settings(200)
+@given(samples())
+def test_fast_and_cvxpy_paths_agree_on_200_samples(sample):
+    check_paths_agree(sample)
+
+
+def check_paths_agree(sample):
     scale = sample.rmax - sample.rmin
     fast_est = elcvx.estimate(sample, method="fast")
     cvx_est = elcvx.estimate(sample, method="cvxpy")
@@ -71,7 +89,8 @@ def test_fast_and_cvxpy_paths_agree(sample):
     assert_agree(cvx_p.statistic, fast_p.statistic, scale=1.0, what="profile statistic")
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [pytest.param(0, marks=pytest.mark.slow),
+                                  pytest.param(1, marks=pytest.mark.slow), 2])
 def test_paths_agree_on_larger_samples(seed):
     # N = 2000 with continuous weights up to 1e3 and counts: what a user's log looks like.
     rng = np.random.default_rng(seed)
@@ -91,10 +110,20 @@ def test_paths_agree_on_larger_samples(seed):
     assert_agree([c.low, c.high], [f7.low, f7.high], what="interval, blocks of 7 rows")
 
 
-@settings(max_examples=200, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@_settings(50)
 @given(samples())
 def test_fast_path_does_not_depend_on_its_block_size(sample):
+    check_block_size(sample)
+
+
+@pytest.mark.slow
+@_settings(200)
+@given(samples())
+def test_fast_path_does_not_depend_on_its_block_size_on_200_samples(sample):
+    check_block_size(sample)
+
+
+def check_block_size(sample):
     """Blocks of 3 rows and a subsample warm start above 8 rows against one block: same numbers
     (estimate, interval, profile statistic).
 

@@ -46,22 +46,25 @@ def test_the_family_wise_error_rate_is_at_most_delta_over_1000_logs():
     assert fails / 1000 <= 0.1
 
 
-def test_an_uncorrected_choice_breaks_the_promise():
+@pytest.mark.parametrize("logs", [60, pytest.param(200, marks=pytest.mark.slow)])
+def test_an_uncorrected_choice_breaks_the_promise(logs):
     """Each bound at 90% for itself (what one call per candidate gives): the largest of ten
     one-sided EL bounds overshoots its candidate's value far more often than 10% of logs, while
     select's bounds at the same 90% hold together in at most 10% (one-sided EL is asymptotic;
-    200 logs: the standard error of a 10% rate is 2.1%)."""
+    200 logs: the standard error of a 10% rate is 2.1%). The study's 200 logs are slow (``make
+    test-slow``); the default suite runs the first 60 of them (same seed; 37% and 7% there, 29%
+    and 2.5% over 200)."""
     rng = np.random.default_rng(11)
     chosen_over, family_fails = 0, 0
-    for _ in range(200):
+    for _ in range(logs):
         probs, p0, r = null_log(rng, 300)
         lows = [elcvx.interval(Sample(probs[:, k] / p0, r, wmax=4.0), confidence_level=0.9,
                                alternative="greater").low for k in range(probs.shape[1])]
         chosen_over += max(lows) > 0.5
         family_fails += failures(elcvx.select(probs, p0, r, pmin=0.25, confidence_level=0.9,
                                               baseline="logging"))
-    assert chosen_over / 200 > 0.25       # 10% + 7 standard errors
-    assert family_fails / 200 <= 0.1
+    assert chosen_over / logs > 0.25       # 10% + 7 standard errors at 200 logs
+    assert family_fails / logs <= 0.1
 
 
 @pytest.mark.slow
