@@ -330,11 +330,8 @@ def _weight_bounds(pmin, wmax, k, p0):
 
 def _sample(pi, p0, r, wmax, rmin, rmax, label):
     """Candidate ``label``'s sample, its weight errors named after it."""
-    w = pi / p0
-    if math.isfinite(wmax):  # pi / p0 can pass 1/pmin by a rounding error where p0 == pmin
-        w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
-    try:
-        return Sample(w, r, wmax=wmax, rmin=rmin, rmax=rmax)
+    try:  # (the weight check is the caller's: elcvx select notes each candidate's)
+        return Sample.from_probs(pi, p0, r, wmax=wmax, rmin=rmin, rmax=rmax, check=False)
     except InvalidInputError as e:
         field = {"w": f"candidate {label!r}'s weight target_probs/logging_probs",
                  "r": "rewards"}.get(e.field, e.field)

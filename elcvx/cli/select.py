@@ -112,6 +112,11 @@ def _cmd_select(args):
                           reward_column=args.reward_col, spec=spec, baseline=column,
                           format=args.input_format,
                           engine="dask" if client is not None else "memory", client=client)
+    notes = weight_notes(log, args)
+    if notes and args.strict:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"the weight check failed (--strict): {notes[0]}", field="weights")
     res = select(log.target_probs, log.logging_probs, log.rewards, pmin=args.pmin,
                  wmax=args.wmax, rmin=args.rmin, rmax=args.rmax, names=log.names,
                  baseline=log.baseline if column is not None else base,
@@ -119,11 +124,6 @@ def _cmd_select(args):
                  calibration=args.calibration)
     if column is not None:  # (select calls a baseline given as probabilities "baseline")
         res = dataclasses.replace(res, baseline=column)
-    notes = weight_notes(log, args)
-    if notes and args.strict:
-        from ..errors import InvalidInputError
-
-        raise InvalidInputError(f"the weight check failed (--strict): {notes[0]}", field="weights")
     notes = [n + STRICT_HINT.replace("evaluate", "select") for n in notes]
     if args.format == "csv":
         notes_to_stderr(notes, args.format, sys.stderr)
