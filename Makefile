@@ -129,6 +129,13 @@ bench-stream: $(VENV)/.installed-io
 bench-scale: $(VENV)/.installed-dask
 	$(PY) benchmarks/bench_scale.py
 
+# One hash of every bit of the answers on 60 random logs, on each kernel: a refactoring that
+# claims "numbers unchanged" shows the same two lines before and after.
+.PHONY: fingerprint
+fingerprint: $(STAMP)
+	ELCVX_KERNELS=numpy $(PY) benchmarks/fingerprint.py
+	ELCVX_KERNELS=numba $(PY) benchmarks/fingerprint.py
+
 .PHONY: bench-cvxpy
 bench-cvxpy: $(STAMP)
 	$(PY) benchmarks/bench_cvxpy.py
