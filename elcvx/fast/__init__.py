@@ -2,11 +2,11 @@
 active-set Newton method, each evaluation one pass over the rows, and certified.
 
 * :mod:`~elcvx.fast.solve` -- the likelihood programs (the MLE, the profile) and
-  :mod:`~elcvx.fast.bound` -- the bound: the entry points below; :mod:`~elcvx.fast.frames` --
+  :mod:`~elcvx.fast.bound` -- the bound: the entry points below; :mod:`~elcvx.passes.frames` --
   the coordinates a bound is solved in;
-* :mod:`~elcvx.fast.objectives` -- the duals' oracles (value, gradient, Hessian in one pass);
-* :mod:`~elcvx.fast.kernels` -- the passes' block kernels and merges (a pass is a map-reduce),
-  and :mod:`~elcvx.fast.kernels_numba` their fused twins;
+* :mod:`~elcvx.passes.objectives` -- the duals' oracles (value, gradient, Hessian in one pass);
+* :mod:`~elcvx.passes.kernels` -- the passes' block kernels and merges (a pass is a map-reduce),
+  and :mod:`~elcvx.passes.kernels_numba` their fused twins;
 * :mod:`~elcvx.fast.active_set` -- the active-set Newton method (:mod:`~elcvx.fast.cone`: its
   cone fit);
   :mod:`~elcvx.fast.barrier` -- its fallback; :mod:`~elcvx.fast.starts` -- the starts.

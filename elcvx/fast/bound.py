@@ -6,7 +6,7 @@ The method and its fallbacks are those of the likelihood programs (:mod:`elcvx.f
 the active-set Newton method from the profile's quadratic approximation at the MLE, certified
 Newton steps to the rounding floor, the barrier method, again from the plain start, along a
 flat valley. Where none is certified in the user's coordinates, the dual is solved again in
-other coordinates (:mod:`elcvx.fast.frames`): the same dual, other roundings.
+other coordinates (:mod:`elcvx.passes.frames`): the same dual, other roundings.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from .. import certify
 from ..model import model_of
 from ..solutions import BoundSolution, OnRead
 from .active_set import MAX_ITER, along_the_valley, memo
-from .frames import BoundFrame
-from .objectives import BoundOracle, Work, bound_q, same_point
+from ..passes.frames import BoundFrame
+from ..passes.objectives import BoundOracle, Work, bound_q, same_point
 from .solve import (_at_the_mle, _barrier_from, _held_at_zero, _nans, _null_features, _polished,
                     _solve)
 from .starts import _given_start, _given_starts, _quadratic_start, _start
@@ -78,7 +78,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
         # At a target within 1e-4 of the feasible set's edge, |lambda| = 1e5: in the user's
         # coordinates gamma + lambda . g cancels to a's last digits, and the method stalls or
         # its point is not certified. Again in centred ones, then in centred ones decorrelated
-        # at the point where that stopped (:mod:`elcvx.fast.frames`; a failure's cost only).
+        # at the point where that stopped (:mod:`elcvx.passes.frames`; a failure's cost only).
         alt, last = _bound_in(BoundFrame(True, data.b), **given)
         if alt.status == "optimal":
             return alt
@@ -93,7 +93,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
 def _bound_in(frame, *, data, K, quantile, mle_gap, work, reach, mle_sol, start, max_iter,
               start_at_mle, top):
     """``(solution, last pass)``: :func:`lower_bound_of`'s solution, the method run in the
-    coordinates of ``frame`` (:class:`~elcvx.fast.frames.BoundFrame`): the same dual, other
+    coordinates of ``frame`` (:class:`~elcvx.passes.frames.BoundFrame`): the same dual, other
     roundings. The solution is reported in the user's coordinates."""
     lin = frame.lin()
     raw = BoundOracle(data, K, lin, work, floor=reach, frame=frame)

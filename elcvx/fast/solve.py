@@ -6,7 +6,7 @@ Each dual has a few variables (``1 + k`` for the estimate, ``2 + k`` for the pro
 bound, with ``k`` constraints) and one linear constraint per extra atom. The active-set Newton
 method of :mod:`elcvx.fast.active_set` solves it: Newton steps on the face of the atoms'
 constraints that hold at equality, each one pass over the rows (value, gradient, Hessian and the
-size of the objective's terms together: :mod:`elcvx.fast.objectives`), a handful of passes in
+size of the objective's terms together: :mod:`elcvx.passes.objectives`), a handful of passes in
 all. The optimum usually sits on some atoms' constraints (an atom carrying mass), which an
 active-set method lands on exactly. The MLE with one feature starts from the root of its
 gradient's series, the bound from the profile's quadratic approximation at the MLE, from sums of
@@ -39,9 +39,9 @@ from ..model import Stats, at_the_edge, model_of
 from ..solutions import MLESolution, ProfileSolution
 from . import barrier
 from .active_set import MAX_ITER, maximize, memo
-from .frames import decorrelating
+from ..passes.frames import decorrelating
 from ..solutions import OnRead
-from .objectives import LikelihoodOracle, Work, likelihood_q, same_point
+from ..passes.objectives import LikelihoodOracle, Work, likelihood_q, same_point
 from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
                      _series_start, _start)
 
@@ -245,7 +245,7 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
 
 def _decorrelated(data, x, work, max_iter):
     """The MLE solved again with the model's features decorrelated under the weights ``c q^2``
-    at ``x`` (:func:`elcvx.fast.frames.decorrelating`, :meth:`elcvx.model.Moments.mixed`), its
+    at ``x`` (:func:`elcvx.passes.frames.decorrelating`, :meth:`elcvx.model.Moments.mixed`), its
     dual point read back in the user's coordinates; None where that is not certified either.
 
     At a target within 1e-5 of the edge of what the constraints allow, the rows that carry the

@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from ..certify import SLACK_TOL
-from .kernels import add, quadratic_block
-from .objectives import SERIES_TERMS
+from ..passes.kernels import add, quadratic_block
+from ..passes.objectives import SERIES_TERMS
 
 
 def _interior_point(A, h, center):
@@ -165,7 +165,7 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
     is about ``v_hat - sqrt(q S)/N``, at ``tau = sqrt(q / S)`` and ``x' = x* - tau M^-1 s``,
     and the profile's denominators ``1 + D x' + tau (h - v)`` are ``tau`` times the bound's.
     ``centred``: ``y`` in the bound's centred coordinates, mapped by ``frame`` (to those of
-    a :class:`~elcvx.fast.frames.BoundFrame`), if given.
+    a :class:`~elcvx.passes.frames.BoundFrame`), if given.
     """
     n, m = data.n, data.k + 1
     if moments is None:
@@ -208,7 +208,7 @@ def least_squares(M, b):
 def _series_start(oracle, raw, A, h, x0):
     """The one-feature MLE's start past the origin: the root of its gradient's series
     ``sum c d / (1 + d x) = sum_j (-x)^j sum c d^(j+1)`` to the tenth power (the origin's pass
-    summed the powers: ``raw.origin``, :class:`~elcvx.fast.objectives.OriginPass`), where its
+    summed the powers: ``raw.origin``, :class:`~elcvx.passes.objectives.OriginPass`), where its
     truncation moves the root by less than 1e-8: there one Newton step ends at the MLE, where
     two from the origin would not, and at large N (where the MLE is near the origin, ``beta* ~
     N^(-1/2)``) the root is the MLE to its tolerance (its pass is the last: it sums the bounds'

@@ -29,7 +29,7 @@ from elcvx.fast import active_set
 from elcvx import cvx
 from elcvx import fast
 from elcvx import model
-from elcvx.fast import objectives
+from elcvx.passes import objectives
 from elcvx.calibration import quantiles
 from elcvx.fast import bound, solve, starts
 from elcvx.constraints import MomentConstraint
