@@ -196,7 +196,7 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     negated = (-value[0], -value[2], -value[1])
     cvx = dispatch._cvx_module  # imports cvxpy only when the cvxpy path runs
     mle, path = dispatch._run(method, lambda: fast.mle_of(data),
-                               lambda: cvx().mle_of(data, a, constraints, atoms),
+                               lambda: cvx().mle_of(data, a, constraints, atoms, polish=fast.polish),
                                "the MLE of the difference",
                                feasible=dispatch.feasibility(a, constraints, atoms, data))
     c = 1.0 if a.counts is None else a.counts
@@ -218,7 +218,7 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
             method, lambda: fast.lower_bound_of(model, mle.loglik, quantile, mle),
             lambda: cvx().lower_bound(a, loglik=mle.loglik, quantile=quantile,
                                       constraints=constraints, atoms=atoms, value=val,
-                                      mle_sol=mle),
+                                      mle_sol=mle, polish=fast.polish),
             f"the {end} bound of the difference")
         bounds[end == "upper"] = sol.value
         paths.add(used)

@@ -41,7 +41,7 @@ class Moments:
     """
 
     #: h is a policy's value (``w u``, or ``w (1 - u)`` on the upper side): ``h >= 0`` and
-    #: ``w - h >= 0`` on every row, the MLE's sums serve both sides' bounds (:class:`elcvx.fast.solve.AtTheMLE`).
+    #: ``w - h >= 0`` on every row, the MLE's sums serve both sides' bounds (:class:`elcvx.verdict.AtTheMLE`).
     policy = True
 
     def __init__(self, sample, constraints, atoms=None, side="lower", value=None, *,

@@ -61,23 +61,6 @@ class Outcome(NamedTuple):
     status: str
 
 
-def memo(oracle):
-    """``oracle`` remembering its last point (the start's domain check is then free)."""
-    last_key, last_out = None, None
-
-    def cached(x):
-        nonlocal last_key, last_out
-        # (The point as a list of floats: compared as np.array_equal does, at less cost.)
-        key = np.asarray(x, dtype=float).ravel().tolist()
-        if last_key == key and all(t == t for t in key):
-            return last_out
-        out = oracle(x)
-        last_key, last_out = key, out
-        return out
-
-    return cached
-
-
 def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
              flat_slope=None, polish=False) -> Outcome:
     """Maximise a concave ``f`` subject to ``A x + h >= 0`` from a feasible ``x0`` (in the

@@ -8,7 +8,7 @@ nearly redundant with another, several atoms and features nearly dependent at we
 on ``f + mu sum log(A x + h)``, with ``mu`` falling by ten from ``1e-2`` to ``1e-15``, each step
 one pass, the Hessian inverted on its range (a direction in which ``f`` is flat and no atom
 bounds it is left alone). Its last point approaches the optimum's faces without landing on
-them; the certificate's candidates (:func:`elcvx.fast.starts._given_starts`) move it onto them.
+them; the certificate's candidates (:func:`elcvx.verdict.given_starts`) move it onto them.
 An objective that grows without bound along the path says the dual is unbounded: no
 distribution with every row kept meets the moment constraints.
 """

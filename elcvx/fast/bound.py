@@ -11,7 +11,6 @@ other coordinates (:mod:`elcvx.passes.frames`): the same dual, other roundings.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -19,13 +18,13 @@ from scipy.optimize import nnls
 
 from .. import certify
 from ..model import model_of
-from ..solutions import BoundSolution, OnRead
-from .active_set import MAX_ITER, along_the_valley, memo
+from ..solutions import BoundSolution
+from .active_set import MAX_ITER, along_the_valley
 from ..passes.frames import BoundFrame
-from ..passes.objectives import BoundOracle, Work, bound_q, same_point
-from .solve import (_at_the_mle, _barrier_from, _held_at_zero, _nans, _null_features, _polished,
-                    _solve)
-from .starts import _given_start, _given_starts, _quadratic_start, _start
+from ..passes.objectives import BoundOracle, Work, memo
+from .solve import _at_the_mle, _barrier_from, _held_at_zero, _null_features, _polished, _solve
+from .starts import _given_start, _quadratic_start, _start
+from ..verdict import bound_failure, bound_given, given_starts, read_bound
 
 
 def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
@@ -111,13 +110,7 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
     """:func:`_bound_in`'s method: the starts, the solve and its fallbacks."""
     B, floor, lin = bound["B"], bound["floor"], bound["lin"]
     if start is not None and max_iter == 0:
-        # Another solver's point, as it is: the first of its candidates that is certified.
-        out = None
-        for y in _given_starts(B, floor, frame.from_user(start), oracle):
-            out = _bound_read(y, oracle(y)[0], "optimal", **bound)
-            if out.status == "optimal":
-                break
-        return out if out is not None else _bound_failure(data, work, "no feasible start")
+        return bound_given(oracle, start, bound)  # another solver's point, as it is
     if start is not None:
         y = _given_start(B, floor, frame.from_user(start), oracle)
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
@@ -131,7 +124,7 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
     else:
         y = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
     if y is None:
-        return _bound_failure(data, work, "no feasible start")
+        return bound_failure(data, work, "no feasible start")
 
     # In centred coordinates, a constraint every distribution meets to rounding
     # (:func:`_null_features`) has a feature of 0 but for its last bits: its lambda is held at 0.
@@ -145,18 +138,18 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
             sub, keep, embed = _held_at_zero(oracle, null, len(y))
             yr = _start(B[:, keep], floor, y[keep], sub, anchor=y[keep])
             if yr is None:
-                return (y, math.nan, "no feasible start"), _bound_failure(data, work,
+                return (y, math.nan, "no feasible start"), bound_failure(data, work,
                                                                           "no feasible start")
             yr, f, status = _solve(sub, yr, B[:, keep], floor, max_iter, gap_tol=1e-15,
                                    lin=lin[keep])
-            return (embed(yr), f, status), _bound_read(embed(yr), f, status, **bound)
+            return (embed(yr), f, status), read_bound(embed(yr), f, status, **bound)
         y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-        out = _bound_read(y, f, status, **bound)
+        out = read_bound(y, f, status, **bound)
         if status == "optimal" and out.status != "optimal":
             # As for the likelihood: the method's stopping rule was met, not the certificate's
             # (a dual nearly flat along a direction the likelihood constraint is not; a
             # gradient of 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
-            out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y,
+            out = _polished(lambda y, st: read_bound(y, oracle(y)[0], st, **bound), oracle, y,
                             B, floor, lin) or out
         return (y, f, status), out
 
@@ -166,8 +159,8 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
     if max_iter == MAX_ITER:
         # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
         yb, f, status = _barrier_from(oracle, B, floor, tried[0])
-        for yb in _given_starts(B, floor, yb, oracle) if status == "optimal" else ():
-            alt = _bound_read(yb, oracle(yb)[0], "optimal", **bound)
+        for yb in given_starts(B, floor, yb, oracle) if status == "optimal" else ():
+            alt = read_bound(yb, oracle(yb)[0], "optimal", **bound)
             if alt.status == "optimal":
                 return alt
     # The fallbacks below come after the barrier's: where it certifies, its answer is the
@@ -194,42 +187,10 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
     for yv, fv, status in points:
         # The method stalled (a dual linear on one row: no curvature to go by) where the
         # certificate, which judges the point and not the iteration, accepts it.
-        alt = _bound_read(yv, fv, "optimal", **bound) if status != "optimal" else None
+        alt = read_bound(yv, fv, "optimal", **bound) if status != "optimal" else None
         if alt is not None and alt.status == "optimal":
             return alt
     return out
-
-
-def _bound_failure(data, work, why):
-    nan = math.nan
-    return BoundSolution(nan, nan, nan, nan, _nans(data), why, work=work.counts())
-
-
-def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap, frame,
-                top):
-    """The bound's solution at ``y`` (dual value ``f``) from the oracle's pass there (one more
-    where its last was at another point), certified (:func:`elcvx.certify.bound`); its ``q``
-    is computed on its first read."""
-    n = data.n
-    if raw.last is None or not same_point(raw.last.y, y):
-        raw(y)  # the certificate's sums are read from the last evaluation
-    last = raw.last
-    kappa = last.kg / n
-    q = (OnRead(functools.partial(bound_q, data, last.y, kappa, frame)) if data.in_memory
-         else None)
-    sums = last.sums
-    # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
-    cq = kappa * sums.total * frame.means_to_user(sums.mean)
-    lo, hi = data.value_range
-    cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo,
-                         top)
-    if status == "optimal" and not cert.certified:
-        status = f"not certified ({cert.reason})"
-    user = frame.to_user(y)
-    return BoundSolution(value=float(f), beta=float(user[1]), gamma=float(user[0]),
-                         kappa=float(kappa), q=q, status=status, work=work.counts(),
-                         lambdas=tuple(float(t) for t in user[2:]),
-                         sums=(float(cq[0]), float(cq[1])), error=cert.error)
 
 
 def _value_top(data, mle_sol):

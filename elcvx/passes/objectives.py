@@ -60,6 +60,23 @@ class OriginPass:
     stats: np.ndarray | None
 
 
+def memo(oracle):
+    """``oracle`` remembering its last point (the start's domain check is then free)."""
+    last_key, last_out = None, None
+
+    def cached(x):
+        nonlocal last_key, last_out
+        # (The point as a list of floats: compared as np.array_equal does, at less cost.)
+        key = np.asarray(x, dtype=float).ravel().tolist()
+        if last_key == key and all(t == t for t in key):
+            return last_out
+        out = oracle(x)
+        last_key, last_out = key, out
+        return out
+
+    return cached
+
+
 @dataclass(frozen=True)
 class LikelihoodPass:
     """A likelihood pass at ``x`` away from the origin, with ``a = 1 + d x`` and ``q = 1 / (N

@@ -54,8 +54,8 @@ API_PAGES = {
     "api/datasets.md": ["elcvx.datasets"],
     "api/adapters.md": ["elcvx.adapters"],
     "api/testing.md": ["elcvx.testing"],
-    "api/certify.md": ["elcvx.certify"],
-    "api/internals.md": ["elcvx.model", "elcvx.engines", "elcvx.fast", "elcvx.cvx",
+    "api/certify.md": ["elcvx.certify", "elcvx.verdict"],
+    "api/internals.md": ["elcvx.model", "elcvx.engines", "elcvx.passes", "elcvx.fast", "elcvx.cvx",
                          "elcvx.dispatch", "elcvx.solutions", "elcvx.feasibility",
                          "elcvx.calibration", "elcvx.checks"],
 }
