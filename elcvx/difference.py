@@ -30,6 +30,7 @@ from .constraints import MomentConstraint
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, DifferenceResult
 from .sample import check_sample
+from .status import OPTIMAL, Status
 
 if TYPE_CHECKING:  # (annotations only)
     from numpy.typing import ArrayLike
@@ -209,7 +210,8 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     if not math.isfinite(quantile):
         return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                                 -span, span, level, calibration, quantile, a.n, path,
-                                f"whole range: no {calibration} quantile at N={a.n:g}", alternative)
+                                Status(f"whole range: no {calibration} quantile at N={a.n:g}"),
+                                alternative)
     bounds, paths = [-1.0, -1.0], {path}  # (lower end, -upper end); an end not solved: the range's
     for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
         if end not in quantiles.solved_sides(alternative):
@@ -225,4 +227,4 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     low, high = max(-1.0, bounds[0]), min(1.0, -bounds[1])
     return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                             span * low, span * high, level, calibration, quantile, a.n,
-                            "+".join(sorted(paths)), "optimal", alternative)
+                            "+".join(sorted(paths)), OPTIMAL, alternative)

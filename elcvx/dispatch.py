@@ -17,14 +17,16 @@ from . import fast
 from .model import Moments
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
+from .status import Status
 
 # The paper's MLE of each sample (or scanned log), per path: computed once, as a sample is
 # immutable; held while the sample lives (weakly: the cache never keeps a sample alive).
 _MLE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _ok(status: str) -> bool:
-    return status.startswith("optimal")
+def _ok(status) -> bool:
+    """Whether a solution's status (a :class:`~elcvx.status.Status`) is optimal."""
+    return Status.of(status).optimal
 
 
 def _run(method, fast_call, cvx_call, what, in_memory=True, feasible=None):

@@ -11,10 +11,10 @@ interior-point solver's tolerance (:func:`given_starts`), and the first of those
 certificate accepts is the answer. So the cvxpy path's verdict is independent of the fast
 path's method: the two share the model, the passes and the certificate, nothing else.
 
-The status is ``"optimal"`` only where the certificate bounds the error of what the user reads
-by :data:`~elcvx.certify.VALUE_TOL` (a value on the unit scale) and
-:data:`~elcvx.certify.LOGLIK_TOL` (a log-likelihood, relative): :func:`likelihood_status`;
-else it says why not.
+The status (a :class:`~elcvx.status.Status`) is optimal only where the certificate bounds the
+error of what the user reads by :data:`~elcvx.certify.VALUE_TOL` (a value on the unit scale)
+and :data:`~elcvx.certify.LOGLIK_TOL` (a log-likelihood, relative): :func:`likelihood_status`;
+else its outcome is ``"not certified"`` and its detail says why.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .passes.frames import BoundFrame
 from .passes.objectives import (BoundOracle, LikelihoodOracle, Work, bound_q, likelihood_q,
                                 memo, same_point)
 from .solutions import BoundSolution, MLESolution, OnRead, ProfileSolution
+from .status import OPTIMAL, Status
 
 # An atom whose (scaled) mass is above this carries mass: the MLE is on its constraint.
 MASS_TOL = 1e-8
@@ -104,12 +105,12 @@ def inside(A, h, x):
 
 
 def first_certified(candidates, read):
-    """``read(x)`` of the first of ``candidates`` whose status is ``"optimal"``; else the last
-    one read (None if there is no candidate)."""
+    """``read(x)`` of the first of ``candidates`` whose status is optimal; else the last one
+    read (None if there is no candidate)."""
     out = None
     for x in candidates:
         out = read(x)
-        if out.status == "optimal":
+        if out.status.optimal:
             break
     return out
 
@@ -149,7 +150,7 @@ class Solved(NamedTuple):
     x: np.ndarray | None
     q: OnRead | None
     loglik: float
-    status: str
+    status: Status
     sums: tuple = ()
     cert: certify.LikelihoodCertificate | None = None
     error: float = math.nan  # the MLE's certified estimate error (any rho)
@@ -158,10 +159,10 @@ class Solved(NamedTuple):
 def read_likelihood(data, value, A, h, x, raw, status) -> Solved:
     """The solution at ``x`` from the oracle ``raw``'s pass there (one more pass where its last
     was at another point), certified (:func:`elcvx.certify.likelihood`); ``status``: the
-    solver's, which stands only where it is ``"optimal"`` and the certificate agrees
-    (:func:`likelihood_status`). ``value``: the profile's, None for the MLE, whose ``sums =
-    (sum c q, sum c q w, sum c q h, AtTheMLE)``; the MLE's ``q`` is computed on its first
-    read."""
+    solver's (a :class:`~elcvx.status.Status`), which stands only where it is optimal and the
+    certificate agrees (:func:`likelihood_status`). ``value``: the profile's, None for the MLE,
+    whose ``sums = (sum c q, sum c q w, sum c q h, AtTheMLE)``; the MLE's ``q`` is computed on
+    its first read."""
     last = raw.last
     if last is None or not same_point(last.x, x):
         raw(x, full=True)
@@ -172,13 +173,14 @@ def read_likelihood(data, value, A, h, x, raw, status) -> Solved:
         carried = None
         if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
             origin = raw.origin.stats if raw.origin is not None else None
-            stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
+            stats = (None if origin is None
+                     else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0))
             carried = AtTheMLE(n, data.k, stats, last.bound_start)
         sums = (last.mass, float(last.mass + last.moments[0]), last.value_sum, carried)
     cert = certify.likelihood(data.n, data.c_min, A, h, x, last.mass, last.moments, last.q2,
                               value)
     error = math.nan if value is not None else estimate_error(data, cert, last.q2)
-    if status == "optimal":
+    if status.optimal:
         status = likelihood_status(cert, last.loglik, None if value is not None else error)
     q = None
     if value is None and data.in_memory:
@@ -195,17 +197,17 @@ def estimate_error(data, cert, q2):
     return cert.value_error(float(coef @ q2 @ coef))
 
 
-def likelihood_status(cert, loglik, estimate_error=None):
-    """``"optimal"`` where ``cert`` bounds the log-likelihood's error by
+def likelihood_status(cert, loglik, estimate_error=None) -> Status:
+    """:data:`~elcvx.status.OPTIMAL` where ``cert`` bounds the log-likelihood's error by
     :data:`~elcvx.certify.LOGLIK_TOL` (relative) and ``estimate_error`` (the MLE's) by
-    :data:`~elcvx.certify.VALUE_TOL`; else why not."""
+    :data:`~elcvx.certify.VALUE_TOL`; else ``"not certified"``, and why not."""
     if not cert.certified:
-        return f"not certified ({cert.reason})"
+        return Status("not certified", cert.reason)
     if not cert.gap <= certify.LOGLIK_TOL * max(1.0, abs(loglik)):
-        return f"not certified (the log-likelihood's gap is {cert.gap:.2g})"
+        return Status("not certified", f"the log-likelihood's gap is {cert.gap:.2g}")
     if estimate_error is not None and not estimate_error <= certify.VALUE_TOL:
-        return f"not certified (the estimate's error bound is {estimate_error:.2g})"
-    return "optimal"
+        return Status("not certified", f"the estimate's error bound is {estimate_error:.2g}")
+    return OPTIMAL
 
 
 def likelihood_at(data, value, A, h, x0, work) -> Solved:
@@ -214,9 +216,9 @@ def likelihood_at(data, value, A, h, x0, work) -> Solved:
     raw = LikelihoodOracle(data, work, value)
     oracle = memo(raw)
     out = first_certified(given_starts(A, h, x0, oracle),
-                          lambda x: read_likelihood(data, value, A, h, x, raw, "optimal"))
+                          lambda x: read_likelihood(data, value, A, h, x, raw, OPTIMAL))
     return out if out is not None else Solved(None, None, math.nan,
-                                              "no feasible start (the point given)")
+                                              Status("no feasible start", "the point given"))
 
 
 def mle_solution(data, out, work) -> MLESolution:
@@ -225,7 +227,8 @@ def mle_solution(data, out, work) -> MLESolution:
     if out.x is None:
         nan = math.nan
         return MLESolution(beta=nan, loglik=nan, q=nans(data),
-                           status="no feasible start (an empty model?)", work=work.counts())
+                           status=Status("no feasible start", "an empty model?"),
+                           work=work.counts())
     x = out.x
     return MLESolution(beta=float(x[0]), loglik=out.loglik, q=out.q, status=out.status,
                        work=work.counts(), lambdas=tuple(float(t) for t in x[1:]), sums=out.sums,
@@ -235,7 +238,7 @@ def mle_solution(data, out, work) -> MLESolution:
 
 def mle_at(data, x) -> MLESolution:
     """The MLE of the model ``data`` at another solver's dual point ``x = (beta, lambda)``, as it
-    is: status ``"optimal"`` where the certificate accepts it (:func:`likelihood_at`)."""
+    is: its status optimal where the certificate accepts it (:func:`likelihood_at`)."""
     work = Work()
     A, h = data.atom_rows()
     return mle_solution(data, likelihood_at(data, None, A, h, np.asarray(x, dtype=float), work),
@@ -268,8 +271,9 @@ def read_bound(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle
                top):
     """The bound's solution at ``y`` (in ``frame``'s coordinates, dual value ``f``) from the
     oracle ``raw``'s pass there (one more where its last was at another point), certified
-    (:func:`elcvx.certify.bound`); ``status``: the solver's, which stands only where it is
-    ``"optimal"`` and the certificate agrees. Its ``q`` is computed on its first read."""
+    (:func:`elcvx.certify.bound`); ``status``: the solver's (a :class:`~elcvx.status.Status`),
+    which stands only where it is optimal and the certificate agrees. Its ``q`` is computed on
+    its first read."""
     n = data.n
     if raw.last is None or not same_point(raw.last.y, y):
         raw(y)  # the certificate's sums are read from the last evaluation
@@ -283,8 +287,8 @@ def read_bound(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle
     lo, hi = data.value_range
     cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo,
                          top)
-    if status == "optimal" and not cert.certified:
-        status = f"not certified ({cert.reason})"
+    if status.optimal and not cert.certified:
+        status = Status("not certified", cert.reason)
     user = frame.to_user(y)
     return BoundSolution(value=float(f), beta=float(user[1]), gamma=float(user[0]),
                          kappa=float(kappa), q=q, status=status, work=work.counts(),
@@ -293,9 +297,9 @@ def read_bound(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle
 
 
 def bound_failure(data, work, why) -> BoundSolution:
-    """A bound that was not solved, and ``why``."""
+    """A bound that was not solved, and ``why`` (its status's outcome)."""
     nan = math.nan
-    return BoundSolution(nan, nan, nan, nan, nans(data), why, work=work.counts())
+    return BoundSolution(nan, nan, nan, nan, nans(data), Status(why), work=work.counts())
 
 
 def bound_given(oracle, start, bound) -> BoundSolution:
@@ -304,15 +308,15 @@ def bound_given(oracle, start, bound) -> BoundSolution:
     last read. ``bound``: :func:`read_bound`'s keywords, ``oracle`` its ``raw`` (memoised)."""
     frame = bound["frame"]
     out = first_certified(given_starts(bound["B"], bound["floor"], frame.from_user(start), oracle),
-                          lambda y: read_bound(y, oracle(y)[0], "optimal", **bound))
+                          lambda y: read_bound(y, oracle(y)[0], OPTIMAL, **bound))
     return out if out is not None else bound_failure(bound["data"], bound["work"],
                                                      "no feasible start")
 
 
 def bound_at(data, loglik, quantile, y, mle_gap) -> BoundSolution:
     """The bound of the model ``data`` at another solver's dual point ``y = (gamma, beta,
-    lambda)``, as it is, for the MLE ``loglik`` with certified gap ``mle_gap``: status
-    ``"optimal"`` where the certificate accepts it (:func:`bound_given`), in the user's
+    lambda)``, as it is, for the MLE ``loglik`` with certified gap ``mle_gap``: its status
+    optimal where the certificate accepts it (:func:`bound_given`), in the user's
     coordinates."""
     work = Work()
     K = math.exp(-(loglik + 0.5 * quantile) / data.n)

@@ -61,7 +61,7 @@ def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
             return Rejected("no dual point")
         sol = verdict.bound_at(data, mle.loglik, quantile, np.array([gamma, beta]), mle.gap)
         found["sol"] = sol
-        return True if sol.status == "optimal" else Rejected(sol.status)
+        return True if sol.status.optimal else Rejected(sol.status)
 
     # (Tight settings first: the learner's gradient reads q, which the certificate of the value
     # does not bound; at 1e-13 Clarabel's q is accurate to about 1e-10.)

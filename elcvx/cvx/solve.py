@@ -16,8 +16,8 @@ How a number is produced
    each bound, the likelihoods of the profile) and accepts the point where those bounds are
    within :data:`~elcvx.certify.VALUE_TOL` and :data:`~elcvx.certify.LOGLIK_TOL` — the same
    certificate as the fast path's. The reported numbers are the closed forms at Clarabel's
-   point: Clarabel's own answer, with a status of ``"optimal"`` (qualified by the formulation
-   and settings it needed).
+   point: Clarabel's own answer, with an optimal status (qualified by the formulation and
+   settings it needed: its ``fallbacks``).
 3. Where no attempt is certified (Clarabel's interior-point answers are accurate to about its
    tolerance, which the estimate's certificate magnifies by ``sqrt(N)``: its tighter settings
    come first for that reason), and a ``polish`` is given (:mod:`elcvx.dispatch` gives the fast
@@ -51,6 +51,7 @@ from typing import Protocol
 
 from .. import programs as P
 from .. import verdict
+from ..status import Status
 from ..model import Moments, at_the_edge
 from ..solutions import BoundSolution, MLESolution, ProfileSolution
 from ..errors import SolverError
@@ -105,16 +106,18 @@ def _point(program, form, names):
     return _vector([program.constraints[c].dual_value for n in names for c in primal[n]])
 
 
-def _status(form, order, settings_index, clarabel_status, notes=()):
-    """``"optimal"``, qualified by ``notes`` and the fallbacks that were needed."""
-    notes = list(notes)
+def _status(form, order, settings_index, clarabel_status) -> Status:
+    """Optimal, qualified by the fallbacks that were needed (another formulation than the
+    first, other settings) and by Clarabel's own status where it was not ``"optimal"``."""
+    fallbacks = []
     if form != order[0]:
-        notes.append(f"{form} formulation")
+        fallbacks.append(f"{form} formulation")
     if settings_index:
-        notes.append(f"settings #{settings_index}")
+        fallbacks.append(f"settings #{settings_index}")
+    notes = list(fallbacks)
     if clarabel_status and clarabel_status != "optimal":
         notes.append(f"certified; Clarabel: {clarabel_status.replace(' (certified)', '')}")
-    return "optimal" + (f" ({', '.join(notes)})" if notes else "")
+    return Status("optimal", ", ".join(notes), fallbacks=fallbacks)
 
 
 def _fail(what, errors):
@@ -151,7 +154,7 @@ def _run(what, builders, order, attempts, certify_at, refine_from, interleave=Fa
             last = point
             sol = certify_at(point)
             found["sol"] = sol
-            return True if sol.status == "optimal" else Rejected(sol.status)
+            return True if sol.status.optimal else Rejected(sol.status)
 
         try:
             program.solve(check=check, attempts=(attempts[index],), **parameters)
@@ -161,8 +164,8 @@ def _run(what, builders, order, attempts, certify_at, refine_from, interleave=Fa
         return found["sol"], _status(form, order, index, program.log[-1][1])
     if last is not None and refine_from is not None:
         sol = refine_from(last)
-        if sol.status == "optimal":
-            return sol, f"optimal ({REFINED})"
+        if sol.status.optimal:
+            return sol, Status("optimal", REFINED, fallbacks=(REFINED,))
         errors.append(SolverError(f"Clarabel's last point polished by the fast method: "
                                   f"{sol.status}", solver="CLARABEL", status=sol.status))
     raise _fail(what.text, errors)
@@ -290,7 +293,7 @@ def profile(sample, v, constraints=(), atoms=None, *,
             v=float(vi))
         out_l[i], out_b[i], out_t[i], gaps[i] = sol.loglik[0], sol.beta[0], sol.tau[0], sol.gap[0]
         statuses.add(status)
-    status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
+    status = Status.merged(statuses)
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, gap=gaps)
 
 
@@ -319,19 +322,20 @@ def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms
     data = Moments(sample, constraints, atoms, side=side, value=value)
     if quantile == math.inf:
         return BoundSolution(value=data.value_range[0], beta=0.0, gamma=0.0, kappa=0.0,
-                             q=np.zeros(data.rows), status="optimal (quantile = inf)", error=0.0)
+                             q=np.zeros(data.rows), status=Status("optimal", "quantile = inf"),
+                             error=0.0)
     if quantile == 0:
         m = mle_of(data, sample, constraints, atoms, polish=polish)
         c = 1.0 if data.c is None else data.c
         return BoundSolution(value=float((c * data.h) @ m.q), beta=math.nan, gamma=math.nan,
-                             kappa=math.inf, q=m.q, status="optimal (quantile = 0: the MLE)",
-                             error=m.error)
+                             kappa=math.inf, q=m.q,
+                             status=Status("optimal", "quantile = 0: the MLE"), error=m.error)
     if data.policy and not np.any(data.h > 0):
         # Every E_Q[w u] is 0: so is the bound (the dual optimum is the limit y -> 0, on the
         # edge of the exponential cone).
         m = mle_of(data, sample, constraints, atoms, polish=polish)
         return BoundSolution(value=0.0, beta=0.0, gamma=0.0, kappa=0.0, q=m.q,
-                             status="optimal (every w u is 0)", error=0.0)
+                             status=Status("optimal", "every w u is 0"), error=0.0)
     N = data.n
     phi = -N * math.log(N) - float(loglik) - quantile / 2.0
     h_lo = None if value is None else (data.h, data.h_lo)
@@ -412,6 +416,8 @@ def _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side, polis
         sol, how = verdict.bound_at(data, loglik, quantile, y, mle_gap), "certified"
     else:
         sol, how = polish.bound(data, loglik, quantile, y, mle_gap), "polished by the fast method"
-    if sol.status != "optimal":
+    if not sol.status.optimal:
         return None
-    return sol._replace(status=f"optimal (root of the profile likelihood, {how})", work=(0, 0))
+    return sol._replace(status=Status("optimal", f"root of the profile likelihood, {how}",
+                                      fallbacks=("root of the profile likelihood",)),
+                        work=(0, 0))

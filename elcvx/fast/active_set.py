@@ -42,9 +42,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import nnls
 
+from ..status import OPTIMAL, Status
 from . import cone
 
 MAX_ITER = 200
+#: The status of a polishing step taken (``maximize(polish=True)``).
+POLISHED = Status("polished")
 _FLOOR = 1e-13  # a Newton decrement below this times ``size`` is f's rounding
 _LOOSE = 1e-9  # a line search that finds no gain, with a decrement below this, is converged
 _MU_TOL = 1e-13  # a multiplier below -_MU_TOL (a mass) leaves the working set
@@ -58,7 +61,7 @@ class Outcome(NamedTuple):
     f: float
     g: np.ndarray
     masses: np.ndarray  # the constraints' multipliers at x (0 off the working set)
-    status: str
+    status: Status
 
 
 def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
@@ -75,7 +78,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
     f, g, H, size = oracle(x)
     none = np.zeros(len(A))
     if not math.isfinite(f):
-        return Outcome(x, f, g, none, "start outside the domain")
+        return Outcome(x, f, g, none, Status("start outside the domain"))
     # A polishing step starts on the faces x meets (independent ones): from an empty working set
     # the unconstrained step, far longer than the face's, only lands on a face met to rounding.
     it = _Iterate((x, f, g, H, size), _faces_met(A, h, x) if polish else [])
@@ -86,7 +89,7 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
         if it.moved and not polish:
             gap, masses = _gap(it.g, A, h, it.x)
             if gap <= max(_FLOOR * it.size, gap_tol):
-                return Outcome(it.x, it.f, it.g, masses, "optimal")
+                return Outcome(it.x, it.f, it.g, masses, OPTIMAL)
             it.moved = False
         active = it.active
         it.seen.add(frozenset(active))
@@ -147,14 +150,14 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
                 if out is not None:
                     return out
                 continue
-            return Outcome(it.x, it.f, it.g, none, "line search failed")
+            return Outcome(it.x, it.f, it.g, none, Status("line search failed"))
         it.move(step)
         if polish:
-            return Outcome(it.x, it.f, it.g, none, "polished")
+            return Outcome(it.x, it.f, it.g, none, POLISHED)
         if step[5] and _independent(A, active + [hit]):  # (landed on the face hit)
             active.append(hit)
             it.just_added = hit
-    return Outcome(it.x, it.f, it.g, none, "max_iter")
+    return Outcome(it.x, it.f, it.g, none, Status("max_iter"))
 
 
 class _Iterate:
@@ -216,15 +219,15 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     else:
         off = float(np.linalg.norm(g))
     if off <= 1e-10 * top or escapes >= _ESCAPES:
-        return True, Outcome(x, f, g, masses, "optimal")
+        return True, Outcome(x, f, g, masses, OPTIMAL)
     d = _ascent(g, H, A[near])
     decrement = float(g @ d) if d is not None else 0.0
     if not decrement > _FLOOR * size:
-        return True, Outcome(x, f, g, masses, "optimal")
+        return True, Outcome(x, f, g, masses, OPTIMAL)
     hit, alpha_max = _ratio_test(A, h, x, d, list(near))
     step = _line_search(oracle, x, f, d, decrement, size, A, h, [], hit, alpha_max, soft, False)
     if step is None:
-        return True, Outcome(x, f, g, masses, "optimal")
+        return True, Outcome(x, f, g, masses, OPTIMAL)
     return False, step
 
 

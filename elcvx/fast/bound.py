@@ -23,6 +23,7 @@ from .active_set import MAX_ITER, along_the_valley
 from ..passes.frames import BoundFrame
 from ..passes.objectives import BoundOracle, Work, memo
 from .solve import _at_the_mle, _barrier_from, _held_at_zero, _null_features, _polished, _solve
+from ..status import OPTIMAL, Status
 from .starts import _given_start, _quadratic_start, _start
 from ..verdict import bound_failure, bound_given, given_starts, read_bound
 
@@ -64,27 +65,29 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     if not (stats.sum_abs_h or np.any(floor)) and mle_sol is not None:
         # h = 0 on every row and atom: every Q in the ball (the MLE's) gives E_Q[h] = 0. The
         # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
-        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (h = 0 everywhere)",
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field,
+                             Status("optimal", "h = 0 everywhere"),
                              work=work.counts(), sums=mle_sol.sums[:2], error=0.0)
     if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
-        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (bound within 1e-13 of 0)",
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field,
+                             Status("optimal", "bound within 1e-13 of 0"),
                              work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
     given = dict(data=data, K=K, quantile=quantile, mle_gap=mle_gap, work=work, reach=reach,
                  mle_sol=mle_sol, start=start, max_iter=max_iter, start_at_mle=start_at_mle,
                  top=_value_top(data, mle_sol) if carried is not None else math.inf)
     out, _ = _bound_in(BoundFrame(False, data.b), **given)
-    if out.status != "optimal" and max_iter:
+    if not out.status.optimal and max_iter:
         # At a target within 1e-4 of the feasible set's edge, |lambda| = 1e5: in the user's
         # coordinates gamma + lambda . g cancels to a's last digits, and the method stalls or
         # its point is not certified. Again in centred ones, then in centred ones decorrelated
         # at the point where that stopped (:mod:`elcvx.passes.frames`; a failure's cost only).
         alt, last = _bound_in(BoundFrame(True, data.b), **given)
-        if alt.status == "optimal":
+        if alt.status.optimal:
             return alt
         mixed = None if last is None else BoundFrame.decorrelated(data.b, last.sums)
         if mixed is not None:
             alt, _ = _bound_in(mixed, **given)
-            if alt.status == "optimal":
+            if alt.status.optimal:
                 return alt
     return out
 
@@ -138,14 +141,14 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
             sub, keep, embed = _held_at_zero(oracle, null, len(y))
             yr = _start(B[:, keep], floor, y[keep], sub, anchor=y[keep])
             if yr is None:
-                return (y, math.nan, "no feasible start"), bound_failure(data, work,
-                                                                          "no feasible start")
+                return (y, math.nan, Status("no feasible start")), bound_failure(
+                    data, work, "no feasible start")
             yr, f, status = _solve(sub, yr, B[:, keep], floor, max_iter, gap_tol=1e-15,
                                    lin=lin[keep])
             return (embed(yr), f, status), read_bound(embed(yr), f, status, **bound)
         y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
         out = read_bound(y, f, status, **bound)
-        if status == "optimal" and out.status != "optimal":
+        if status.optimal and not out.status.optimal:
             # As for the likelihood: the method's stopping rule was met, not the certificate's
             # (a dual nearly flat along a direction the likelihood constraint is not; a
             # gradient of 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
@@ -154,14 +157,14 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
         return (y, f, status), out
 
     tried, out = solved(y)
-    if out.status == "optimal":
+    if out.status.optimal:
         return out
     if max_iter == MAX_ITER:
         # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
         yb, f, status = _barrier_from(oracle, B, floor, tried[0])
-        for yb in given_starts(B, floor, yb, oracle) if status == "optimal" else ():
-            alt = read_bound(yb, oracle(yb)[0], "optimal", **bound)
-            if alt.status == "optimal":
+        for yb in given_starts(B, floor, yb, oracle) if status.optimal else ():
+            alt = read_bound(yb, oracle(yb)[0], OPTIMAL, **bound)
+            if alt.status.optimal:
                 return alt
     # The fallbacks below come after the barrier's: where it certifies, its answer is the
     # closer (1e-9 of the range where these give 1e-7).
@@ -173,22 +176,22 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
         plain = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
         if plain is not None:
             again, alt = solved(plain)
-            if alt.status == "optimal":
+            if alt.status.optimal:
                 return alt
             points.append(again)
     for yv, _, status in points:
         # A dual nearly flat along its faces (a constraint nearly redundant), rising along the
         # valley by 1e-9 up to a face the method did not reach: from there.
-        down = along_the_valley(oracle, yv, B, floor) if status == "optimal" else None
+        down = along_the_valley(oracle, yv, B, floor) if status.optimal else None
         if down is not None:
             _, alt = solved(down)
-            if alt.status == "optimal":
+            if alt.status.optimal:
                 return alt
     for yv, fv, status in points:
         # The method stalled (a dual linear on one row: no curvature to go by) where the
         # certificate, which judges the point and not the iteration, accepts it.
-        alt = read_bound(yv, fv, "optimal", **bound) if status != "optimal" else None
-        if alt is not None and alt.status == "optimal":
+        alt = read_bound(yv, fv, OPTIMAL, **bound) if not status.optimal else None
+        if alt is not None and alt.status.optimal:
             return alt
     return out
 
@@ -200,7 +203,8 @@ def _value_top(data, mle_sol):
     (``w u`` on the lower side, ``w (1 - u)`` on the upper), and the sums' rounding; inf where
     the estimate is not certified."""
     error = mle_sol.error
-    if not (mle_sol.status == "optimal" and math.isfinite(error) and len(mle_sol.sums) >= 3
+    # (Plainly optimal: an MLE that needed a fallback, Clarabel's qualified answer, gives no top.)
+    if not (mle_sol.status == OPTIMAL and math.isfinite(error) and len(mle_sol.sums) >= 3
             and mle_sol.sums[2] is not None):
         return math.inf
     _, wq, value = mle_sol.sums[:3]

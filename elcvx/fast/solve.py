@@ -35,6 +35,7 @@ import numpy as np
 from ..model import at_the_edge, model_of
 from ..solutions import MLESolution, ProfileSolution
 from . import barrier
+from ..status import OPTIMAL, Status
 from .active_set import MAX_ITER, maximize
 from ..passes.frames import decorrelating
 from ..passes.objectives import LikelihoodOracle, Work, likelihood_q, memo
@@ -61,7 +62,7 @@ def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=No
     linear, of slope ``-lin . d`` (the bound's) or 0 (the likelihoods'). ``polish``: one
     Newton step to the rounding floor (:func:`_polished`)."""
     if max_iter == 0:
-        return x, oracle(x)[0], "optimal"
+        return x, oracle(x)[0], OPTIMAL
     flat = (lambda d: 0.0) if lin is None else (lambda d: -float(lin @ d))
     out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL if kkt_tol is None else kkt_tol,
                    gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat, polish=polish)
@@ -82,7 +83,7 @@ _POLISH_ITER = 4
 
 
 def _polished(read, oracle, x, A, h, lin=None):
-    """The certified solution (``read(x, "optimal")``) after Newton steps towards the rounding
+    """The certified solution (``read(x, OPTIMAL)``) after Newton steps towards the rounding
     floor of the gradient from ``x``, one at a time, each read and certified, until one is
     certified or :data:`_POLISH_ITER` are taken; None if none could be taken.
 
@@ -95,10 +96,10 @@ def _polished(read, oracle, x, A, h, lin=None):
     out = None
     for _ in range(_POLISH_ITER):
         x, _, status = _solve(oracle, x, A, h, kkt_tol=0.0, lin=lin, polish=True)
-        if status != "polished":
+        if status.outcome != "polished":
             break
-        out = read(x, "optimal")
-        if out.status == "optimal":
+        out = read(x, OPTIMAL)
+        if out.status.optimal:
             break
     return out
 
@@ -148,38 +149,38 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
         if x is not None and not x.any() and raw.origin is not None and len(x) == 1:
             x = _series_start(oracle, raw, A, h, x)
     if x is None:
-        why = "no feasible start" + (" (the point given)" if given else "")
+        why = Status("no feasible start", "the point given" if given else "")
         return Solved(None, None, math.nan, why)
     x, _, status = _solve(oracle, x, A, h, max_iter)
     out = read_likelihood(data, value, A, h, x, raw, status)
-    if status == "optimal" and out.status != "optimal" and out.cert.masses is not None:
+    if status.optimal and not out.status.optimal and out.cert.masses is not None:
         # The method's KKT tolerance was met, not the certificate's: where a constraint is nearly
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
         # Newton steps to the rounding floor, each certified.
         out = _polished(lambda x, st: read_likelihood(data, value, A, h, x, raw, st), oracle, x, A, h) or out
-    if out.status != "optimal" and out.cert is not None and out.cert.certified:
+    if not out.status.optimal and out.cert is not None and out.cert.certified:
         # A point whose faces are met to the ulps of |x| = 5e4 only (targets near the
         # feasible set's edge): a slack of 1e-12 at an atom carrying mass is a gap of N mu s.
         on = _onto_faces(A, h, out.x)
         if on is not out.x:
-            alt = read_likelihood(data, value, A, h, on, raw, "optimal")
-            if alt.status == "optimal":
+            alt = read_likelihood(data, value, A, h, on, raw, OPTIMAL)
+            if alt.status.optimal:
                 return alt
-    if out.status != "optimal":
+    if not out.status.optimal:
         # The active-set method stalled (a degenerate dual it does not see): the barrier
         # method from a strictly feasible point near where it stopped, certified on the faces
         # its end approaches.
         x, f, status = _barrier_from(oracle, A, h, out.x)
-        for x in given_starts(A, h, x, oracle) if status == "optimal" else ():
-            alt = read_likelihood(data, value, A, h, x, raw, "optimal")
-            if alt.status == "optimal":
+        for x in given_starts(A, h, x, oracle) if status.optimal else ():
+            alt = read_likelihood(data, value, A, h, x, raw, OPTIMAL)
+            if alt.status.optimal:
                 return alt
         null = _null_features(data, A)
         if null:
             alt = _without(null, data, value, A, h, raw, oracle, max_iter)
-            if alt is not None and alt.status == "optimal":
+            if alt is not None and alt.status.optimal:
                 return alt
-        if status == "unbounded":
+        if status.outcome == "unbounded":
             return Solved(None, None, math.nan, _UNBOUNDED)
         if mix and value is None:
             alt = _decorrelated(data, out.x, work, max_iter)
@@ -211,7 +212,7 @@ def _decorrelated(data, x, work, max_iter):
     mixed = data.mixed(T)
     A, h = mixed.atom_rows()
     out = _likelihood(mixed, None, A, h, np.zeros(len(T)), work, max_iter, mix=False)
-    if out.status != "optimal":
+    if not out.status.optimal:
         return None
     # (The sums the bounds would reuse, AtTheMLE, are the mixed features': left out.)
     return out._replace(x=T @ out.x, sums=out.sums[:3] + (None,))
@@ -269,8 +270,8 @@ def _held_at_zero(oracle, null, m):
 
 
 #: The status of a model whose dual grows without bound: its primal is infeasible.
-_UNBOUNDED = ("infeasible (the dual grows without bound: no distribution with every logged row "
-              "kept meets the moment constraints)")
+_UNBOUNDED = Status("infeasible", "the dual grows without bound: no distribution with every "
+                    "logged row kept meets the moment constraints")
 
 
 def _barrier_from(oracle, A, h, x):
@@ -279,7 +280,7 @@ def _barrier_from(oracle, A, h, x):
     center = np.zeros(A.shape[1]) if x is None else np.asarray(x, dtype=float)
     p = _interior_point(A, h, center)
     if p is None or not math.isfinite(oracle(p)[0]):
-        return center, math.nan, "no strictly feasible start"
+        return center, math.nan, Status("no strictly feasible start")
     for t in (0.999, 0.99, 0.9, 0.5, 0.0):
         trial = p + t * (center - p)
         if np.all(A @ trial + h > 0) and math.isfinite(oracle(trial)[0]):
@@ -321,6 +322,6 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
         if out.x is not None:
             out_l[i], out_b[i], out_t[i] = out.loglik, out.x[0], out.x[-1]
             gaps[i] = out.cert.gap
-    status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
+    status = Status.merged(statuses)
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts(),
                            gap=gaps)

@@ -24,6 +24,7 @@ from ..calibration import quantiles
 from .. import _validation as iv
 from ..errors import InvalidInputError, SolverError
 from ..sample import Sample, check_sample
+from ..status import OPTIMAL
 
 OBJECTIVES = ("lower_bound", "estimate", "ips")
 WEIGHT_SCALES = ("n", "none")
@@ -79,7 +80,7 @@ class Objective:
         if self.objective == "ips":
             value = float(np.dot(c, w * u)) / n
             return Evaluation(value, c * u / n if need_grad else None, np.ones_like(w),
-                              "closed form", "optimal")
+                              "closed form", OPTIMAL)
         mle, path = dispatch.mle(sample, "fast" if self.method == "fast" else "auto")
         d = 1.0 + mle.beta * (w - 1.0)
         if self.objective == "estimate":

@@ -40,7 +40,7 @@ API_PAGES = {
                "elcvx.selection.select", "elcvx.selection.SelectionResult",
                "elcvx.evaluation.evaluate", "elcvx.errors"],
     "api/results.md": ["elcvx.results", "elcvx.results.EvaluationResult",
-                       "elcvx.results.EstimateResult.confidence_interval"],
+                       "elcvx.results.EstimateResult.confidence_interval", "elcvx.status"],
     "api/programs.md": ["elcvx.programs", "elcvx.programs.empirical_likelihood",
                         "elcvx.programs.cressie_read", "elcvx.programs.learning"],
     "api/baselines.md": ["elcvx.baselines"],
