@@ -11,11 +11,11 @@ How a number is produced
    settings of :data:`ORDER`, formulation by formulation (the order below).
 2. No status is taken on trust. Clarabel's dual point is read off the solution (the dual
    program's variables, or the primal's constraint multipliers), moved onto the atoms'
-   constraints it violates by rounding, and **certified** there by :mod:`elcvx.certify`, from one
-   pass over the rows: the certificate bounds the error of what the user reads (the estimate,
-   each bound, the likelihoods of the profile) and accepts the point where those bounds are
-   within :data:`~elcvx.certify.VALUE_TOL` and :data:`~elcvx.certify.LOGLIK_TOL` — the same
-   certificate as the fast path's. The reported numbers are the closed forms at Clarabel's
+   constraints it violates by rounding, and **certified** there by :mod:`elcvx.verdict` and
+   :mod:`elcvx.certify`, from one pass over the rows: the certificate bounds the error of what
+   the user reads (the estimate, each bound, the likelihoods of the profile) and accepts the
+   point where those bounds are within :data:`~elcvx.certify.VALUE_TOL` and
+   :data:`~elcvx.certify.LOGLIK_TOL` — the same verdict as the fast path's. The reported numbers are the closed forms at Clarabel's
    point: Clarabel's own answer, with an optimal status (qualified by the formulation and
    settings it needed: its ``fallbacks``).
 3. Where no attempt is certified (Clarabel's interior-point answers are accurate to about its
@@ -25,10 +25,11 @@ How a number is produced
    the status then says ``"optimal (Clarabel's point polished by the fast method)"``
    (:data:`REFINED`; the tests' cross-checks of the two paths refuse it). For the lower bound,
    the left root of the profile likelihood is the last resort.
-
-The verdict on each point is :mod:`elcvx.verdict`'s, the fast path's too: this package imports
-the model, the verdict and the programs, never :mod:`elcvx.fast`.
 4. If all fail, :class:`~elcvx.SolverError` names Clarabel and the last status.
+
+The verdict on each point is :mod:`elcvx.verdict`'s, the fast path's too (one pass at the point,
+:mod:`elcvx.certify`'s certificate, the status): this package imports the model, the verdict
+and the programs, never :mod:`elcvx.fast`.
 
 Which formulation is tried first
 --------------------------------
@@ -45,9 +46,9 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
-
 from typing import Protocol
+
+import numpy as np
 
 from .. import programs as P
 from .. import verdict
