@@ -38,7 +38,7 @@ import numpy as np
 from elcvx import Sample
 from elcvx import fast
 from elcvx.programs.empirical_likelihood import lower_bound_problem
-from elcvx.cvx.inner import dro_phi
+from elcvx.learning.objective import dro_phi
 from elcvx.programs.learning import dro_inner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

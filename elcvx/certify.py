@@ -331,7 +331,7 @@ def bound(n, c_min, B, floor, y, sums, K, lin, quantile, mle_gap, width,
           top=math.inf) -> Certificate:
     """The certificate of a bound's dual point ``y = (gamma, beta, lambda)``: ``B y + floor >= 0``
     are the atoms' constraints, ``sums`` the pass's at ``y``
-    (:class:`~elcvx.fast.kernels.BoundSums`), ``K = exp(-(l + quantile/2) / N)`` with ``l`` the
+    (:class:`~elcvx.passes.kernels.BoundSums`), ``K = exp(-(l + quantile/2) / N)`` with ``l`` the
     reported MLE, ``mle_gap`` its certified gap, ``lin = (1, 1, b)``, ``width`` the range of
     ``E_Q[h]`` (1 for a policy's value), ``top`` an upper bound on ``E_Q[h]`` at the true MLE
     where one is certified (the estimate plus its error), else inf. ``error`` bounds the

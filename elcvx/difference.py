@@ -30,6 +30,7 @@ from .constraints import MomentConstraint
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, DifferenceResult
 from .sample import check_sample
+from .status import OPTIMAL, Status
 
 if TYPE_CHECKING:  # (annotations only)
     from numpy.typing import ArrayLike
@@ -196,7 +197,7 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     negated = (-value[0], -value[2], -value[1])
     cvx = dispatch._cvx_module  # imports cvxpy only when the cvxpy path runs
     mle, path = dispatch._run(method, lambda: fast.mle_of(data),
-                               lambda: cvx().mle_of(data, a, constraints, atoms),
+                               lambda: cvx().mle_of(data, a, constraints, atoms, polish=fast.polish),
                                "the MLE of the difference",
                                feasible=dispatch.feasibility(a, constraints, atoms, data))
     c = 1.0 if a.counts is None else a.counts
@@ -209,7 +210,8 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     if not math.isfinite(quantile):
         return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                                 -span, span, level, calibration, quantile, a.n, path,
-                                f"whole range: no {calibration} quantile at N={a.n:g}", alternative)
+                                Status(f"whole range: no {calibration} quantile at N={a.n:g}"),
+                                alternative)
     bounds, paths = [-1.0, -1.0], {path}  # (lower end, -upper end); an end not solved: the range's
     for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
         if end not in quantiles.solved_sides(alternative):
@@ -218,11 +220,11 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
             method, lambda: fast.lower_bound_of(model, mle.loglik, quantile, mle),
             lambda: cvx().lower_bound(a, loglik=mle.loglik, quantile=quantile,
                                       constraints=constraints, atoms=atoms, value=val,
-                                      mle_sol=mle),
+                                      mle_sol=mle, polish=fast.polish),
             f"the {end} bound of the difference")
         bounds[end == "upper"] = sol.value
         paths.add(used)
     low, high = max(-1.0, bounds[0]), min(1.0, -bounds[1])
     return DifferenceResult(estimate, ConfidenceInterval(span * ends[0], span * ends[1]),
                             span * low, span * high, level, calibration, quantile, a.n,
-                            "+".join(sorted(paths)), "optimal", alternative)
+                            "+".join(sorted(paths)), OPTIMAL, alternative)

@@ -2,7 +2,9 @@
 
 ``"auto"`` takes the fast path and, should it not reach an optimal status, the cvxpy path.
 ``"fast"`` raises :class:`SolverError` instead of falling back. The cvxpy path (and cvxpy
-itself) is imported only when used.
+itself) is imported only when used; it is handed the fast path's polish
+(:mod:`elcvx.fast.polish`), its one fallback that uses the fast method, which it may not import
+itself.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ from . import fast
 from .model import Moments
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
+from .status import Status
 
 # The paper's MLE of each sample (or scanned log), per path: computed once, as a sample is
 # immutable; held while the sample lives (weakly: the cache never keeps a sample alive).
 _MLE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _ok(status: str) -> bool:
-    return status.startswith("optimal")
+def _ok(status) -> bool:
+    """Whether a solution's status (a :class:`~elcvx.status.Status`) is optimal."""
+    return Status.of(status).optimal
 
 
 def _run(method, fast_call, cvx_call, what, in_memory=True, feasible=None):
@@ -78,7 +82,7 @@ def mle(sample, method, model=None):
     """
     constraints, atoms = model if model is not None else ((), None)
     run = lambda: _run(method, lambda: fast.mle(sample, constraints, atoms),  # noqa: E731
-                       lambda: _cvx_module().mle(sample, constraints, atoms),
+                       lambda: _cvx_module().mle(sample, constraints, atoms, polish=fast.polish),
                        "the MLE" + ("" if model is None else " with constraints"),
                        _in_memory(sample),
                        None if model is None else feasibility(sample, constraints, atoms))
@@ -106,7 +110,7 @@ def lower_bound(sample, mle_sol, quantile, side, method, model=None):
                                             atoms, mle_sol),
                 lambda: _cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
                                                   side=side, constraints=constraints, atoms=atoms,
-                                                  mle_sol=mle_sol),
+                                                  mle_sol=mle_sol, polish=fast.polish),
                 f"the {side} bound" + ("" if model is None else " with constraints"),
                 _in_memory(sample))
 
@@ -115,7 +119,8 @@ def profile(sample, v_unit, mle_sol, method, model=None):
     """The profile likelihood at each ``v_unit`` (the unit reward scale)."""
     constraints, atoms = model if model is not None else ((), None)
     return _run(method, lambda: fast.profile(sample, constraints, v_unit, atoms, mle_sol),
-                lambda: _cvx_module().profile(sample, v_unit, constraints, atoms),
+                lambda: _cvx_module().profile(sample, v_unit, constraints, atoms,
+                                              polish=fast.polish),
                 "the profile likelihood" + ("" if model is None else " with constraints"),
                 _in_memory(sample))
 

@@ -19,6 +19,7 @@ from .calibration import bootstrap as _bootstrap
 from . import _validation as iv
 from .errors import InvalidInputError
 from .results import EvaluationResult, MethodResult
+from .status import Status
 
 if TYPE_CHECKING:  # (annotations only)
     from .io import Log, LogScan
@@ -144,7 +145,7 @@ def evaluate_all(sample, estimates=ESTIMATES, intervals=INTERVALS, *,
         if name.startswith("el"):
             out.paths[name] = res.method
         note = getattr(res, "note", "")
-        if name.startswith("cr-") and res.status != "optimal":
+        if name.startswith("cr-") and not Status.of(res.status).optimal:
             note = res.status
         if note:
             out.notes[name] = note

@@ -14,6 +14,7 @@ from ._extra_atom import extra_atom
 from .errors import InvalidInputError
 from .results import BoundResult, IntervalResult, ProfileResult
 from .sample import check_sample, notes_of
+from .status import Status
 
 if TYPE_CHECKING:  # (annotations only)
     from collections.abc import Sequence
@@ -106,7 +107,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
                                         resamples, random_state)
     if not np.isfinite(quantile):
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
-                              sample.n, method, f"whole range: no {calibration} quantile at N={sample.n:g}",
+                              sample.n, method,
+                              Status(f"whole range: no {calibration} quantile at N={sample.n:g}"),
                               alternative=alternative, notes=notes)
     sides = {"lower": None, "upper": None}  # an end not solved is the reward range's
     statuses = []
@@ -152,19 +154,20 @@ def _threshold(sample, calibration, level, method, model, resamples, random_stat
     return quantile, t, mle, path
 
 
-def _interval_status(lower: str, upper: str) -> str:
-    """The two sides' statuses as one string: ``"optimal"`` when both are, and a side's
-    qualification (a fallback, a certified inaccurate solve) only where the sides differ, named
-    by side: ``"optimal (upper bound: certified, Clarabel: optimal_inaccurate)"``."""
+def _interval_status(lower, upper) -> Status:
+    """The two sides' statuses as one (:class:`~elcvx.status.Status`): ``"optimal"`` when both
+    are, and a side's qualification (a fallback, a certified inaccurate solve) only where the
+    sides differ, named by side: ``"optimal (upper bound: certified, Clarabel:
+    optimal_inaccurate)"``."""
+    lower, upper = Status.of(lower), Status.of(upper)
     if lower == upper:
         return lower
-    base = [s.split(" (", 1)[0] for s in (lower, upper)]
-    if base[0] != base[1]:
-        return f"lower bound: {lower}; upper bound: {upper}"
-    notes = [f"{side} bound: {s[len(b) + 2:-1].replace('; ', ', ')}"
-             for side, s, b in (("lower", lower, base[0]), ("upper", upper, base[1]))
-             if s != b]
-    return f"{base[0]} ({'; '.join(notes)})"
+    if lower.outcome != upper.outcome:
+        return Status(f"lower bound: {lower}; upper bound: {upper}", parts=(lower, upper))
+    notes = [f"{side} bound: {s.detail.replace('; ', ', ')}"
+             for side, s in (("lower", lower), ("upper", upper)) if s.detail]
+    return Status(lower.outcome, "; ".join(notes),
+                  fallbacks=tuple(dict.fromkeys(lower.fallbacks + upper.fallbacks)))
 
 
 def profile(sample: Sample | Log | LogScan, v: ArrayLike, *, calibration: str = "chi2",

@@ -41,7 +41,7 @@ class Moments:
     """
 
     #: h is a policy's value (``w u``, or ``w (1 - u)`` on the upper side): ``h >= 0`` and
-    #: ``w - h >= 0`` on every row, the MLE's sums serve both sides' bounds (:class:`elcvx.fast.solve.AtTheMLE`).
+    #: ``w - h >= 0`` on every row, the MLE's sums serve both sides' bounds (:class:`elcvx.verdict.AtTheMLE`).
     policy = True
 
     def __init__(self, sample, constraints, atoms=None, side="lower", value=None, *,
@@ -105,7 +105,7 @@ class Moments:
         return np.vstack([self.w - 1.0, self.Gt - self.b[:, None]])
 
     def reduce(self, kernel, merge, *params, out=None):
-        """One pass: ``kernel``'s partial sums over the rows' blocks (:mod:`elcvx.fast.kernels`),
+        """One pass: ``kernel``'s partial sums over the rows' blocks (:mod:`elcvx.passes.kernels`),
         merged in the blocks' order on any number of threads; None outside the objective's
         domain. ``out``: one entry per row for the kernel to fill (``q``), or None."""
         reads_D = getattr(kernel, "reads_D", True)
@@ -208,7 +208,7 @@ class Moments:
     def bound_rows(self, centred=False):
         """``(B, floor)``: the bound's atom constraints ``B y + floor >= 0`` on ``y = (gamma,
         beta, lambda)`` (:func:`bound_rows` of the atoms at their least value ``h_lo``;
-        ``centred``: in the coordinates of :func:`elcvx.fast.kernels.centred_bound_block`)."""
+        ``centred``: in the coordinates of :func:`elcvx.passes.kernels.centred_bound_block`)."""
         if centred:
             return bound_rows(self.atoms, self.h_lo, self.b)
         return self._paper_array("bound_rows", lambda: bound_rows(self.atoms, self.h_lo))

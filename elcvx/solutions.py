@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .status import Status
+
 
 class OnRead:
     """A per-row array computed on its first read, then kept, read-only: a solution's ``q``,
@@ -66,7 +68,7 @@ class _MLEFields(NamedTuple):
     beta: float
     loglik: float  # l*_mle, the maximum (>= 0)
     q: Any  # per-example primal mass 1 / (N (1 + beta* (w - 1))), or an OnRead of it
-    status: str
+    status: Status
     work: tuple[int, int] = (0, 0)  # the fast path's passes over the data and rows they read
     lambdas: tuple = ()  # the moment constraints' multipliers (elcvx.constraints)
     sums: tuple = ()  # the fast path's (sum c q, sum c q w, sum c q w u): for rows not in memory
@@ -87,7 +89,7 @@ class _BoundFields(NamedTuple):
     gamma: float
     kappa: float
     q: Any  # per-example primal mass kappa / (gamma + beta w + w u), or an OnRead of it
-    status: str
+    status: Status
     work: tuple[int, int] = (0, 0)
     lambdas: tuple = ()
     sums: tuple = ()  # the fast path's (sum c q, sum c q w): for rows not in memory
@@ -106,6 +108,6 @@ class ProfileSolution(NamedTuple):
     loglik: np.ndarray  # l_v for each v (inf where v is impossible)
     beta: np.ndarray
     tau: np.ndarray
-    status: str
+    status: Status
     work: tuple[int, int] = (0, 0)
     gap: np.ndarray | None = None  # certified: each true l_v lies in [loglik, loglik + gap]

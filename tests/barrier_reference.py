@@ -15,8 +15,8 @@ import numpy as np
 from scipy.optimize import linprog
 
 from elcvx import model
-from elcvx.fast import objectives
-from elcvx.fast.objectives import Work
+from elcvx.passes import objectives
+from elcvx.passes.objectives import Work
 
 FEAS_TOL = 1e-8  # (the certificate's tolerance when this method was the package's)
 

@@ -26,7 +26,7 @@ from elcvx.calibration.bootstrap import _corner_constraints
 from elcvx.engines.blocks import blocks as _blocks
 from elcvx.engines.blocks import scratch as _scratch
 from elcvx.engines.blocks import wsum as _wsum
-from elcvx.fast.objectives import Work as _Work
+from elcvx.passes.objectives import Work as _Work
 from elcvx.solutions import BoundSolution, MLESolution, ProfileSolution
 
 # The certificate's tolerances when these solvers were the package's.

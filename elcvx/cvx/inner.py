@@ -1,6 +1,8 @@
-"""The learning game's inner program (:mod:`elcvx.programs.learning`), solved: its likelihood
-radius ``phi`` at the policy's weights (:func:`dro_phi`, from the fast path's MLE) and Clarabel's
-answer certified (:func:`solve_certified`) as every cvxpy answer of the package is.
+"""The learning game's inner program (:mod:`elcvx.programs.learning`), solved: Clarabel's answer
+certified (:func:`solve_certified`, by :mod:`elcvx.verdict`) as every cvxpy answer of the package
+is. Its likelihood radius ``phi`` at the policy's weights is
+:func:`elcvx.learning.objective.dro_phi`'s (from the fast path's MLE, which this package does not
+import).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import math
 
 import numpy as np
 
-from .. import fast
+from .. import verdict
 from ..model import Moments
 from ..programs.base import CERTIFIED_ATTEMPTS, Program
 from ..programs.learning import _dual_point
@@ -17,40 +19,6 @@ from ..solutions import BoundSolution
 from .solve import Rejected, _scalar, _status
 
 from ..sample import Sample
-
-
-def dro_phi(w, *, counts=None, wmin=0.0, wmax, quantile) -> float:
-    r"""The likelihood radius of the inner problem at weights ``w``: ``-N log N - l*_mle(w) - q/2``.
-
-    ``l*_mle(w) = max_beta sum_n c_n log(1 + beta (w_n - 1))`` over ``beta`` in
-    ``[-1/(wmax - 1), 1/(1 - wmin)]`` (the paper's eq. (betastar), solved by the fast path's
-    Newton iteration). This is the ``phi`` parameter of :func:`~elcvx.programs.dro_inner_primal` and
-    :func:`~elcvx.programs.dro_inner_dual`; it changes with ``pi`` together with ``w``.
-
-    Parameters
-    ----------
-    w : array_like
-        Importance weights ``w_n(pi)`` in ``[wmin, wmax]``.
-    counts : array_like, optional
-        Row multiplicities (ones when omitted).
-    wmin, wmax : float
-        The weight bounds of the program.
-    quantile : float
-        The calibration quantile ``q`` of the interval (e.g. ``chi2(1).ppf(0.95)``).
-
-    Examples
-    --------
-    >>> from elcvx.cvx.inner import dro_phi
-    >>> round(dro_phi([0.5, 1.5], wmax=10.0, quantile=3.84), 4)  # -2 log 2 - 0 - 1.92
-    -3.3063
-    """
-    w = np.asarray(w, dtype=float)
-    c = None if counts is None else np.asarray(counts, dtype=float)
-    n = float(w.size) if c is None else float(c.sum())
-
-    # (The rewards are unused by the MLE.)
-    mle = fast.mle(Sample(w, np.zeros_like(w), counts=c, wmin=float(wmin), wmax=float(wmax)), ())
-    return -n * math.log(n) - mle.loglik - 0.5 * float(quantile)
 
 
 def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
@@ -91,10 +59,9 @@ def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
         gamma, beta = (_scalar(x) for x in reversed(_dual_point(p)))
         if gamma is None or beta is None:
             return Rejected("no dual point")
-        sol = fast.lower_bound_of(data, mle.loglik, quantile, start=np.array([gamma, beta]),
-                                     max_iter=0, mle_gap=mle.gap)
+        sol = verdict.bound_at(data, mle.loglik, quantile, np.array([gamma, beta]), mle.gap)
         found["sol"] = sol
-        return True if sol.status == "optimal" else Rejected(sol.status)
+        return True if sol.status.optimal else Rejected(sol.status)
 
     # (Tight settings first: the learner's gradient reads q, which the certificate of the value
     # does not bound; at 1e-13 Clarabel's q is accurate to about 1e-10.)

@@ -2,7 +2,7 @@ r"""The cvxpy path: every EL program, with moment constraints or without (the pa
 cvxpy program of :mod:`elcvx.programs` solved by Clarabel, its answer certified.
 
 Same contract as the fast path (:mod:`elcvx.fast`): rewards rescaled to ``[0, 1]`` (``u``),
-counts ``c``, ``N = sum(c)``, the model of :class:`elcvx.fast.Moments` and the tuples of
+counts ``c``, ``N = sum(c)``, the model of :class:`elcvx.model.Moments` and the tuples of
 :mod:`elcvx.solutions`.
 
 How a number is produced
@@ -11,20 +11,25 @@ How a number is produced
    settings of :data:`ORDER`, formulation by formulation (the order below).
 2. No status is taken on trust. Clarabel's dual point is read off the solution (the dual
    program's variables, or the primal's constraint multipliers), moved onto the atoms'
-   constraints it violates by rounding, and **certified** there by :mod:`elcvx.certify`, from one
-   pass over the rows: the certificate bounds the error of what the user reads (the estimate,
-   each bound, the likelihoods of the profile) and accepts the point where those bounds are
-   within :data:`~elcvx.certify.VALUE_TOL` and :data:`~elcvx.certify.LOGLIK_TOL` — the same
-   certificate as the fast path's. The reported numbers are the closed forms at Clarabel's
-   point: Clarabel's own answer, with a status of ``"optimal"`` (qualified by the formulation
-   and settings it needed).
+   constraints it violates by rounding, and **certified** there by :mod:`elcvx.verdict` and
+   :mod:`elcvx.certify`, from one pass over the rows: the certificate bounds the error of what
+   the user reads (the estimate, each bound, the likelihoods of the profile) and accepts the
+   point where those bounds are within :data:`~elcvx.certify.VALUE_TOL` and
+   :data:`~elcvx.certify.LOGLIK_TOL` — the same verdict as the fast path's. The reported numbers are the closed forms at Clarabel's
+   point: Clarabel's own answer, with an optimal status (qualified by the formulation and
+   settings it needed: its ``fallbacks``).
 3. Where no attempt is certified (Clarabel's interior-point answers are accurate to about its
    tolerance, which the estimate's certificate magnifies by ``sqrt(N)``: its tighter settings
-   come first for that reason), the last dual point is **refined** by at most
-   :data:`POLISH_ITER` iterations of the fast path's active-set method and certified; the status
-   then says ``"refined from Clarabel's point"`` (the tests' cross-checks of the two paths refuse
-   it). For the lower bound, the left root of the profile likelihood is the last resort.
+   come first for that reason), and a ``polish`` is given (:mod:`elcvx.dispatch` gives the fast
+   path's, :mod:`elcvx.fast.polish`), the last dual point is **polished** by it and certified;
+   the status then says ``"optimal (Clarabel's point polished by the fast method)"``
+   (:data:`REFINED`; the tests' cross-checks of the two paths refuse it). For the lower bound,
+   the left root of the profile likelihood is the last resort.
 4. If all fail, :class:`~elcvx.SolverError` names Clarabel and the last status.
+
+The verdict on each point is :mod:`elcvx.verdict`'s, the fast path's too (one pass at the point,
+:mod:`elcvx.certify`'s certificate, the status): this package imports the model, the verdict
+and the programs, never :mod:`elcvx.fast`.
 
 Which formulation is tried first
 --------------------------------
@@ -41,24 +46,35 @@ from __future__ import annotations
 import functools
 import math
 
+from typing import Protocol
+
 import numpy as np
 
-from .. import fast
 from .. import programs as P
+from .. import verdict
+from ..status import Status
 from ..model import Moments, at_the_edge
 from ..solutions import BoundSolution, MLESolution, ProfileSolution
 from ..errors import SolverError
 from ..programs.base import CERTIFIED_ATTEMPTS, CERTIFIED_BOUND_ATTEMPTS
 
-#: Iterations of the fast path's active-set method from Clarabel's last dual point, where none
-#: of its answers is certified (two or three Newton steps reach rounding from there).
-POLISH_ITER = 8
-
 MLE_ORDER = ("primal", "dual")
 PROFILE_ORDER = ("primal", "dual")
 LOWER_BOUND_ORDER = ("dual", "primal")
 
-REFINED = "refined from Clarabel's point"
+#: The status's note where Clarabel's last point was polished by the fast method.
+REFINED = "Clarabel's point polished by the fast method"
+
+
+class Polish(Protocol):
+    """Where none of Clarabel's answers is certified, its last dual point refined by another
+    method and certified (:mod:`elcvx.fast.polish`: the fast path's active-set method)."""
+
+    def mle(self, data, x): ...
+
+    def profile(self, data, v, x): ...
+
+    def bound(self, data, loglik, quantile, y, mle_gap): ...
 
 
 class Rejected(str):
@@ -91,16 +107,18 @@ def _point(program, form, names):
     return _vector([program.constraints[c].dual_value for n in names for c in primal[n]])
 
 
-def _status(form, order, settings_index, clarabel_status, notes=()):
-    """``"optimal"``, qualified by ``notes`` and the fallbacks that were needed."""
-    notes = list(notes)
+def _status(form, order, settings_index, clarabel_status) -> Status:
+    """Optimal, qualified by the fallbacks that were needed (another formulation than the
+    first, other settings) and by Clarabel's own status where it was not ``"optimal"``."""
+    fallbacks = []
     if form != order[0]:
-        notes.append(f"{form} formulation")
+        fallbacks.append(f"{form} formulation")
     if settings_index:
-        notes.append(f"settings #{settings_index}")
+        fallbacks.append(f"settings #{settings_index}")
+    notes = list(fallbacks)
     if clarabel_status and clarabel_status != "optimal":
         notes.append(f"certified; Clarabel: {clarabel_status.replace(' (certified)', '')}")
-    return "optimal" + (f" ({', '.join(notes)})" if notes else "")
+    return Status("optimal", ", ".join(notes), fallbacks=fallbacks)
 
 
 def _fail(what, errors):
@@ -117,7 +135,8 @@ def _run(what, builders, order, attempts, certify_at, refine_from, interleave=Fa
 
     ``builders[form]()`` builds a program and ``names[form]`` reads its dual point (see
     :func:`_point`); ``certify_at(point)`` is a solution whose status is ``"optimal"`` where
-    the certificate accepts Clarabel's point; ``refine_from(point)`` the refined one. Each
+    the certificate accepts Clarabel's point; ``refine_from(point)`` the polished one (None:
+    no polish, :class:`Polish`). Each
     ``(form, settings)`` pair is one attempt: formulation by formulation (``interleave``:
     setting by setting, the formulations taking turns)."""
     pairs = ([(form, i) for i in range(len(attempts)) for form in order] if interleave
@@ -136,7 +155,7 @@ def _run(what, builders, order, attempts, certify_at, refine_from, interleave=Fa
             last = point
             sol = certify_at(point)
             found["sol"] = sol
-            return True if sol.status == "optimal" else Rejected(sol.status)
+            return True if sol.status.optimal else Rejected(sol.status)
 
         try:
             program.solve(check=check, attempts=(attempts[index],), **parameters)
@@ -144,12 +163,12 @@ def _run(what, builders, order, attempts, certify_at, refine_from, interleave=Fa
             errors.append(exc)
             continue
         return found["sol"], _status(form, order, index, program.log[-1][1])
-    if last is not None:
+    if last is not None and refine_from is not None:
         sol = refine_from(last)
-        if sol.status == "optimal":
-            return sol, f"optimal ({REFINED})"
-        errors.append(SolverError(f"refined from Clarabel's last point: {sol.status}",
-                                  solver="CLARABEL", status=sol.status))
+        if sol.status.optimal:
+            return sol, Status("optimal", REFINED, fallbacks=(REFINED,))
+        errors.append(SolverError(f"Clarabel's last point polished by the fast method: "
+                                  f"{sol.status}", solver="CLARABEL", status=sol.status))
     raise _fail(what.text, errors)
 
 
@@ -185,9 +204,9 @@ NAMES = {"mle": ("beta", "lambda"), "profile": ("beta", "lambda", "tau"),
 def certify_mle(point, sample, constraints=(), atoms=None, *, data=None) -> MLESolution:
     """The MLE at the dual point ``(beta, lambda)``, as it is: status ``"optimal"`` where
     :mod:`elcvx.certify` accepts it, else why not (moved onto the atoms' faces it meets within
-    rounding, :func:`elcvx.fast.starts._given_starts`)."""
+    rounding, :func:`elcvx.verdict.given_starts`)."""
     data = Moments(sample, constraints, atoms) if data is None else data
-    return fast.mle_of(data, start=np.asarray(point, dtype=float), max_iter=0)
+    return verdict.mle_at(data, point)
 
 
 def certify_profile(point, v, sample, constraints=(), atoms=None, *, data=None) -> ProfileSolution:
@@ -199,7 +218,7 @@ def certify_profile(point, v, sample, constraints=(), atoms=None, *, data=None) 
         return ProfileSolution(np.full(1, np.inf), nan, nan,
                                f"not certified (v = {v!r} is not inside ({lo}, {hi}), where the "
                                "dual has its optimum)")
-    return fast.profile_of(data, [v], starts=[np.asarray(point, dtype=float)], max_iter=0)
+    return verdict.profile_at(data, v, point)
 
 
 def certify_lower_bound(point, sample, *, loglik, quantile, mle_gap, side="lower",
@@ -208,39 +227,41 @@ def certify_lower_bound(point, sample, *, loglik, quantile, mle_gap, side="lower
     ``loglik`` with certified gap ``mle_gap``."""
     if data is None:
         data = Moments(sample, constraints, atoms, side=side)
-    return fast.lower_bound_of(data, loglik, quantile, start=np.asarray(point, dtype=float),
-                                  max_iter=0, mle_gap=mle_gap)
+    return verdict.bound_at(data, loglik, quantile, point, mle_gap)
 
 
 # ------------------------------------------------------------------------------------------------
 # The three programs
 # ------------------------------------------------------------------------------------------------
 @_shows_progress("elcvx: cvxpy path: the MLE")
-def mle(sample, constraints=(), atoms=None) -> MLESolution:
+def mle(sample, constraints=(), atoms=None, *, polish: Polish | None = None) -> MLESolution:
     """The (constrained) MLE: Clarabel's answer to :func:`~elcvx.programs.mle_primal` (then
-    :func:`~elcvx.programs.mle_dual`), certified at its dual point ``(beta, lambda)``."""
+    :func:`~elcvx.programs.mle_dual`), certified at its dual point ``(beta, lambda)``; where
+    none is, its last point polished by ``polish`` (:class:`Polish`), if given."""
     data = Moments(sample, constraints, atoms)
-    return mle_of(data, sample, constraints, atoms)
+    return mle_of(data, sample, constraints, atoms, polish=polish)
 
 
-def mle_of(data, sample, constraints=(), atoms=None) -> MLESolution:
+def mle_of(data, sample, constraints=(), atoms=None, *,
+           polish: Polish | None = None) -> MLESolution:
     """:func:`mle` of a model ``data`` of ``sample`` (e.g. a difference's)."""
     builders = {"primal": lambda: P.mle_primal(sample, constraints=constraints, atoms=atoms),
                 "dual": lambda: P.mle_dual(sample, constraints=constraints, atoms=atoms)}
     sol, status = _run(
         _What("mle", "the MLE" + (" with constraints" if data.k else "")), builders, MLE_ORDER,
         CERTIFIED_ATTEMPTS, lambda x: certify_mle(x, sample, data=data),
-        lambda x: fast.mle_of(data, start=x, max_iter=POLISH_ITER))
+        None if polish is None else lambda x: polish.mle(data, x))
     return sol._replace(status=status, work=(0, 0))
 
 
 @_shows_progress(lambda sample, v, *_, **__: f"elcvx: cvxpy path: the profile at {np.size(v)} values")
-def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
+def profile(sample, v, constraints=(), atoms=None, *,
+            polish: Polish | None = None) -> ProfileSolution:
     """``l_v`` (and the dual ``beta``, ``tau``) for each ``v`` of a 1-d array (unit scale):
     Clarabel's answers to :func:`~elcvx.programs.profile_primal` (then
     :func:`~elcvx.programs.profile_dual`), one program compiled and re-solved for each ``v``
-    (a :class:`cvxpy.Parameter`), each certified at its dual point. Where no distribution
-    meets ``E_Q[h] = v`` (``v`` outside ``(0, 1)``, but for an end that the rows leave as the
+    (a :class:`cvxpy.Parameter`), each certified at its dual point (where none is, polished by
+    ``polish``, if given). Where no distribution meets ``E_Q[h] = v`` (``v`` outside ``(0, 1)``, but for an end that the rows leave as the
     only value: :func:`elcvx.model.at_the_edge`), ``l_v = inf`` without a solve."""
     v = np.atleast_1d(np.asarray(v, dtype=float))
     if v.ndim != 1:
@@ -257,7 +278,7 @@ def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
             raise ValueError(f"v[{i}] is NaN")
         if not 0.0 < vi < 1.0:
             if at_the_edge(data, vi):
-                m = mle_of(data, sample, constraints, atoms)
+                m = mle_of(data, sample, constraints, atoms, polish=polish)
                 out_l[i], out_b[i], out_t[i], gaps[i] = m.loglik, m.beta, 0.0, m.gap
                 statuses.add(m.status)
             continue
@@ -269,25 +290,26 @@ def profile(sample, v, constraints=(), atoms=None) -> ProfileSolution:
             _What("profile", f"the profile likelihood at v = {vi!r}"),
             {f: build(f) for f in PROFILE_ORDER}, PROFILE_ORDER, CERTIFIED_ATTEMPTS,
             lambda x, vi=vi: certify_profile(x, vi, sample, data=data),
-            lambda x, vi=vi: fast.profile_of(data, [vi], starts=[x], max_iter=POLISH_ITER),
+            None if polish is None else lambda x, vi=vi: polish.profile(data, vi, x),
             v=float(vi))
         out_l[i], out_b[i], out_t[i], gaps[i] = sol.loglik[0], sol.beta[0], sol.tau[0], sol.gap[0]
         statuses.add(status)
-    status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
+    status = Status.merged(statuses)
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, gap=gaps)
 
 
 @_shows_progress(lambda sample, side="lower", **_: f"elcvx: cvxpy path: the {side} bound")
 def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms=None,
-                value=None, mle_gap=0.0, mle_sol=None) -> BoundSolution:
+                value=None, mle_gap=0.0, mle_sol=None,
+                polish: Polish | None = None) -> BoundSolution:
     """The lower end ``v_lb`` of the interval on the unit scale (of ``1 - u`` for
-    ``side="upper"``; of ``value = (h, h_lo, h_hi)`` as in :class:`elcvx.fast.Moments`).
+    ``side="upper"``; of ``value = (h, h_lo, h_hi)`` as in :class:`elcvx.model.Moments`).
 
     ``phi = -N log N - loglik - quantile / 2``, ``loglik`` the MLE's with certified gap
     ``mle_gap`` (``mle_sol``'s, if given). Clarabel's answers to
     :func:`~elcvx.programs.lower_bound_dual` and :func:`~elcvx.programs.lower_bound_primal` in
-    turn at each setting, certified at their dual point ``(gamma, beta, lambda)``; the profile
-    root last.
+    turn at each setting, certified at their dual point ``(gamma, beta, lambda)`` (where none
+    is, polished by ``polish``, if given); the profile root last.
 
     ``quantile = 0`` makes the likelihood ball the single MLE: the bound is then ``sum c q_mle
     w u`` and the multipliers are unbounded (``kappa = inf``, ``beta = gamma = nan``).
@@ -301,19 +323,20 @@ def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms
     data = Moments(sample, constraints, atoms, side=side, value=value)
     if quantile == math.inf:
         return BoundSolution(value=data.value_range[0], beta=0.0, gamma=0.0, kappa=0.0,
-                             q=np.zeros(data.rows), status="optimal (quantile = inf)", error=0.0)
+                             q=np.zeros(data.rows), status=Status("optimal", "quantile = inf"),
+                             error=0.0)
     if quantile == 0:
-        m = mle_of(data, sample, constraints, atoms)
+        m = mle_of(data, sample, constraints, atoms, polish=polish)
         c = 1.0 if data.c is None else data.c
         return BoundSolution(value=float((c * data.h) @ m.q), beta=math.nan, gamma=math.nan,
-                             kappa=math.inf, q=m.q, status="optimal (quantile = 0: the MLE)",
-                             error=m.error)
+                             kappa=math.inf, q=m.q,
+                             status=Status("optimal", "quantile = 0: the MLE"), error=m.error)
     if data.policy and not np.any(data.h > 0):
         # Every E_Q[w u] is 0: so is the bound (the dual optimum is the limit y -> 0, on the
         # edge of the exponential cone).
-        m = mle_of(data, sample, constraints, atoms)
+        m = mle_of(data, sample, constraints, atoms, polish=polish)
         return BoundSolution(value=0.0, beta=0.0, gamma=0.0, kappa=0.0, q=m.q,
-                             status="optimal (every w u is 0)", error=0.0)
+                             status=Status("optimal", "every w u is 0"), error=0.0)
     N = data.n
     phi = -N * math.log(N) - float(loglik) - quantile / 2.0
     h_lo = None if value is None else (data.h, data.h_lo)
@@ -322,8 +345,7 @@ def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms
         for form in LOWER_BOUND_ORDER}
 
     def refine(y):
-        return fast.lower_bound_of(data, loglik, quantile, start=y, max_iter=POLISH_ITER,
-                                      mle_gap=mle_gap)
+        return polish.bound(data, loglik, quantile, y, mle_gap)
 
     def at(y):
         return certify_lower_bound(y, sample, loglik=loglik, quantile=quantile, mle_gap=mle_gap,
@@ -331,26 +353,26 @@ def lower_bound(sample, *, loglik, quantile, side="lower", constraints=(), atoms
 
     what = _What("bound", f"the {side} bound" + (" with constraints" if data.k else ""))
     try:
-        sol, status = _run(what, builders, LOWER_BOUND_ORDER, CERTIFIED_BOUND_ATTEMPTS, at, refine,
-                           interleave=True, phi=phi)
+        sol, status = _run(what, builders, LOWER_BOUND_ORDER, CERTIFIED_BOUND_ATTEMPTS, at,
+                           None if polish is None else refine, interleave=True, phi=phi)
         return sol._replace(status=status, work=(0, 0))
     except SolverError as exc:
         if value is not None or data.k:
             raise
-        sol = _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side)
+        sol = _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side, polish)
         if sol is None:
             raise exc from None
         return sol
 
 
-def _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side):
+def _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side, polish=None):
     """Last resort (the paper's programs): the left root of ``2 (l_v - l*_mle) = quantile`` by
     Brent's method on :func:`profile`, converted to the lower-bound dual and certified.
 
     At the root the two programs share their primal ``q``: ``kappa / (gamma + beta w + w u) =
     1 / (N (1 + beta_v (w - 1) + tau_v (w u - v)))`` gives ``beta = beta_v / tau_v`` and
-    ``gamma = (1 - beta_v - tau_v v) / tau_v``, which the certificate refines and certifies.
-    ``None`` if that fails.
+    ``gamma = (1 - beta_v - tau_v v) / tau_v``, which ``polish`` refines and the certificate
+    certifies (without ``polish``, as it is). ``None`` if that fails.
     """
     from scipy.optimize import brentq
 
@@ -358,7 +380,7 @@ def _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side):
         # (Clipped: rmax + rmin - rmin can round above rmax.)
         sample = sample.with_rewards(np.clip(sample.rmax + sample.rmin - sample.r, sample.rmin,
                                              sample.rmax))
-    m = mle(sample)
+    m = mle(sample, polish=polish)
     c = 1.0 if data.c is None else data.c
     # The low end of the estimate set, where l_v = l*_mle (clipped: rounding can put it above 1).
     hi = min(float((c * sample.w * sample.u) @ m.q), 1.0)
@@ -366,7 +388,7 @@ def _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side):
 
     def excess(v):
         try:
-            sol = profile(sample, np.array([v]))
+            sol = profile(sample, np.array([v]), polish=polish)
         except SolverError:
             return math.nan
         last[v] = (sol.beta[0], sol.tau[0])
@@ -391,8 +413,12 @@ def _lower_bound_by_profile(sample, data, loglik, quantile, mle_gap, side):
     if not tau_v > 0:
         return None
     y = np.array([(1.0 - beta_v - tau_v * v) / tau_v, beta_v / tau_v])
-    sol = fast.lower_bound_of(data, loglik, quantile, start=y, max_iter=POLISH_ITER,
-                                 mle_gap=mle_gap)
-    if sol.status != "optimal":
+    if polish is None:
+        sol, how = verdict.bound_at(data, loglik, quantile, y, mle_gap), "certified"
+    else:
+        sol, how = polish.bound(data, loglik, quantile, y, mle_gap), "polished by the fast method"
+    if not sol.status.optimal:
         return None
-    return sol._replace(status="optimal (root of the profile likelihood, certified)", work=(0, 0))
+    return sol._replace(status=Status("optimal", f"root of the profile likelihood, {how}",
+                                      fallbacks=("root of the profile likelihood",)),
+                        work=(0, 0))

@@ -1,8 +1,8 @@
 """Which implementation computes a pass's block kernels: numpy, or their fused numba twins.
 
-The kernels of :mod:`elcvx.fast.kernels` are numpy functions of a block (some 40 numpy calls
+The kernels of :mod:`elcvx.passes.kernels` are numpy functions of a block (some 40 numpy calls
 each, holding the GIL between them, and reading each row several times). Each has a twin in
-:mod:`elcvx.fast.kernels_numba` (the optional ``numba`` extra: ``pip install 'elcvx[numba]'``):
+:mod:`elcvx.passes.kernels_numba` (the optional ``numba`` extra: ``pip install 'elcvx[numba]'``):
 one compiled call per block that reads each row once, computes the same partial sums to
 rounding, and releases the GIL for the whole block, so the threads of
 :mod:`elcvx.engines.threads` run blocks at once. Everything above the kernels (the folds, the

@@ -140,7 +140,7 @@ class Block:
     the features ``Dt`` (rows ``w - 1, g - b``; None for a kernel that reads none) and the value
     functional ``h`` (given, or a policy's ``w u``, ``w (1 - u)`` on the ``upper`` side).
 
-    The numba twins of the kernels (:mod:`elcvx.fast.kernels_numba`) build ``D`` and ``h`` row
+    The numba twins of the kernels (:mod:`elcvx.passes.kernels_numba`) build ``D`` and ``h`` row
     by row from ``Ft``, ``b``, ``given_h`` and ``u`` instead, so a block of theirs builds
     nothing: each input row is read once."""
 

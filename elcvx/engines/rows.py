@@ -1,6 +1,6 @@
 """A log's rows where they are not one array in memory: chunk by chunk from files, or in a
 cluster's partitions. The fast path's programs run on them unchanged: every pass is a fold of
-a block kernel (:mod:`elcvx.fast.kernels`) over each chunk, and a merge of the chunks' partial
+a block kernel (:mod:`elcvx.passes.kernels`) over each chunk, and a merge of the chunks' partial
 sums (a map-reduce).
 
 An engine holds the chunks and has ``map_reduce(fn, merge)``: ``fn`` maps a chunk's

@@ -42,9 +42,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import nnls
 
+from ..status import OPTIMAL, Status
 from . import cone
 
 MAX_ITER = 200
+#: The status of a polishing step taken (``maximize(polish=True)``).
+POLISHED = Status("polished")
 _FLOOR = 1e-13  # a Newton decrement below this times ``size`` is f's rounding
 _LOOSE = 1e-9  # a line search that finds no gain, with a decrement below this, is converged
 _MU_TOL = 1e-13  # a multiplier below -_MU_TOL (a mass) leaves the working set
@@ -58,24 +61,7 @@ class Outcome(NamedTuple):
     f: float
     g: np.ndarray
     masses: np.ndarray  # the constraints' multipliers at x (0 off the working set)
-    status: str
-
-
-def memo(oracle):
-    """``oracle`` remembering its last point (the start's domain check is then free)."""
-    last_key, last_out = None, None
-
-    def cached(x):
-        nonlocal last_key, last_out
-        # (The point as a list of floats: compared as np.array_equal does, at less cost.)
-        key = np.asarray(x, dtype=float).ravel().tolist()
-        if last_key == key and all(t == t for t in key):
-            return last_out
-        out = oracle(x)
-        last_key, last_out = key, out
-        return out
-
-    return cached
+    status: Status
 
 
 def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
@@ -92,65 +78,49 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
     f, g, H, size = oracle(x)
     none = np.zeros(len(A))
     if not math.isfinite(f):
-        return Outcome(x, f, g, none, "start outside the domain")
+        return Outcome(x, f, g, none, Status("start outside the domain"))
     # A polishing step starts on the faces x meets (independent ones): from an empty working set
     # the unconstrained step, far longer than the face's, only lands on a face met to rounding.
-    active: list[int] = _faces_met(A, h, x) if polish else []
+    it = _Iterate((x, f, g, H, size), _faces_met(A, h, x) if polish else [])
     soft = np.zeros(len(A), dtype=bool)  # faces on which f is -inf
-    blind: set[int] = set()  # constraints taken in without a step since the last step
-    just_added = None
     polished = 0
-    seen: set[frozenset] = set()  # working sets tried at this x (dropping back into one cycles)
-    moved = True  # x is new: its concavity gap is not yet known
-    escapes = 0  # steps out of a degenerate vertex (:func:`_settle`)
-
-    def settle():
-        """:func:`_settle` at ``x``: its outcome where ``x`` is settled; else None, with ``x``
-        moved out of the degenerate vertex and the working set emptied."""
-        nonlocal x, f, g, H, size, escapes, active, moved, just_added
-        settled, out = _settle(oracle, x, f, g, H, size, A, h, soft, escapes)
-        if settled:
-            return out
-        (x, f, g, H, size, _), escapes = out, escapes + 1
-        active, moved, just_added = [], True, None
-        blind.clear()
-        seen.clear()
-        return None
 
     for _ in range(max_iter):
-        if moved and not polish:
-            gap, masses = _gap(g, A, h, x)
-            if gap <= max(_FLOOR * size, gap_tol):
-                return Outcome(x, f, g, masses, "optimal")
-            moved = False
-        seen.add(frozenset(active))
-        d, mu = _face_step(g, H, A[active] if active else A[:0], x, flat_slope)
-        decrement = float(g @ d)
-        stationary = decrement <= _FLOOR * size
+        if it.moved and not polish:
+            gap, masses = _gap(it.g, A, h, it.x)
+            if gap <= max(_FLOOR * it.size, gap_tol):
+                return Outcome(it.x, it.f, it.g, masses, OPTIMAL)
+            it.moved = False
+        active = it.active
+        it.seen.add(frozenset(active))
+        d, mu = _face_step(it.g, it.H, A[active] if active else A[:0], it.x, flat_slope)
+        decrement = float(it.g @ d)
+        stationary = decrement <= _FLOOR * it.size
         if active and mu.min() < -_MU_TOL:
             worst = active[int(np.argmin(mu))]
-            if stationary and worst in blind:
+            if stationary and worst in it.blind:
                 # Leaving the face means stepping into a constraint that is nearer than f's
                 # rounding can tell: f cannot gain visibly anywhere (if x is a KKT point).
-                out = settle()
+                out = _settle_or_escape(it, oracle, A, h, soft)
                 if out is not None:
                     return out
                 continue
             # (A multiplier within rounding of 0 at a degenerate vertex can send the working
             # set round a cycle: a face already tried here is not re-entered.)
-            if (stationary or worst != just_added) and frozenset(active) - {worst} not in seen:
+            if ((stationary or worst != it.just_added)
+                    and frozenset(active) - {worst} not in it.seen):
                 active.remove(worst)
-                just_added = None
+                it.just_added = None
                 continue
-        just_added = None
+        it.just_added = None
         # The ratio test: the nearest constraint that the step would cross.
-        hit, alpha_max = _ratio_test(A, h, x, d, active)
+        hit, alpha_max = _ratio_test(A, h, it.x, d, active)
         # The gain up to there, at most, by concavity: below f's rounding, no step can show it.
-        visible = decrement * min(alpha_max, 1.0) > _FLOOR * size
+        visible = decrement * min(alpha_max, 1.0) > _FLOOR * it.size
         if stationary or not visible:
-            masses, residual = _multipliers(g, A, active)
+            masses, residual = _multipliers(it.g, A, active)
             if residual <= kkt_tol or (stationary and (polished >= 3 or not np.any(d))):
-                out = settle()
+                out = _settle_or_escape(it, oracle, A, h, soft)
                 if out is not None:
                     return out
                 continue
@@ -159,38 +129,76 @@ def maximize(oracle, x0, A, h, *, kkt_tol=1e-11, gap_tol=0.0, max_iter=MAX_ITER,
         # Where the face is near in f but not in x (a coordinate whose curvature is 1e-33 of
         # another's: a weight of 1e16), x must move onto it, at no visible gain.
         far = invisible and alpha_max * float(np.abs(d).max()) > 1e-9 * max(
-            1.0, float(np.abs(x).max()))
+            1.0, float(np.abs(it.x).max()))
         if alpha_max <= 0.0 or (invisible and not far):
             # Blocked where the step starts, or nearer than rounding: take the face in.
             active.append(hit)
-            just_added = hit
+            it.just_added = hit
             if alpha_max > 0.0:
-                blind.add(hit)
+                it.blind.add(hit)
             continue
         polishing = stationary
         polished += polishing  # f is converged, the gradient (q, the masses) not yet
-        step = _line_search(oracle, x, f, d, decrement, size, A, h, active, hit, alpha_max, soft,
-                            polishing or far or polish)
+        step = _line_search(oracle, it.x, it.f, d, decrement, it.size, A, h, active, hit,
+                            alpha_max, soft, polishing or far or polish)
         if step is None:
-            masses, residual = _multipliers(g, A, active)
+            masses, residual = _multipliers(it.g, A, active)
             # f's rounding hides the gain; or x meets the KKT conditions (sufficient for a
             # concave f) while f is flat to rounding along the step (every weight 1).
-            if decrement <= _LOOSE * size or residual <= kkt_tol:
-                out = settle()
+            if decrement <= _LOOSE * it.size or residual <= kkt_tol:
+                out = _settle_or_escape(it, oracle, A, h, soft)
                 if out is not None:
                     return out
                 continue
-            return Outcome(x, f, g, none, "line search failed")
-        x, f, g, H, size, landed = step
+            return Outcome(it.x, it.f, it.g, none, Status("line search failed"))
+        it.move(step)
         if polish:
-            return Outcome(x, f, g, none, "polished")
-        moved = True
-        blind.clear()
-        seen.clear()
-        if landed and _independent(A, active + [hit]):
+            return Outcome(it.x, it.f, it.g, none, POLISHED)
+        if step[5] and _independent(A, active + [hit]):  # (landed on the face hit)
             active.append(hit)
-            just_added = hit
-    return Outcome(x, f, g, none, "max_iter")
+            it.just_added = hit
+    return Outcome(it.x, it.f, it.g, none, Status("max_iter"))
+
+
+class _Iterate:
+    """:func:`maximize`'s state between iterations: the point ``x`` and the oracle's ``(f, g, H,
+    size)`` there; the working set ``active``; ``just_added``, the constraint taken in last;
+    ``blind``, those taken in without a step since the last step; ``seen``, the working sets
+    tried at this ``x`` (dropping back into one cycles); ``moved``, whether ``x`` is new (its
+    concavity gap not yet known); ``escapes``, the steps out of a degenerate vertex so far
+    (:func:`_settle`)."""
+
+    __slots__ = ("x", "f", "g", "H", "size", "active", "just_added", "blind", "seen", "moved",
+                 "escapes")
+
+    def __init__(self, point, active):
+        self.x, self.f, self.g, self.H, self.size = point
+        self.active: list[int] = active
+        self.just_added = None
+        self.blind: set[int] = set()
+        self.seen: set[frozenset] = set()
+        self.moved = True
+        self.escapes = 0
+
+    def move(self, step):
+        """To the point of a line search's ``step`` (``(x, f, g, H, size, landed)``): a new
+        ``x``, whose gap is not yet known and at which no working set has been tried."""
+        self.x, self.f, self.g, self.H, self.size = step[:5]
+        self.moved = True
+        self.blind.clear()
+        self.seen.clear()
+
+
+def _settle_or_escape(it, oracle, A, h, soft):
+    """:func:`_settle` at ``it``'s point: its outcome where the point is settled; else None,
+    with ``it`` moved out of the degenerate vertex and its working set emptied."""
+    settled, out = _settle(oracle, it.x, it.f, it.g, it.H, it.size, A, h, soft, it.escapes)
+    if settled:
+        return out
+    it.move(out)
+    it.escapes += 1
+    it.active, it.just_added = [], None
+    return None
 
 
 def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
@@ -211,15 +219,15 @@ def _settle(oracle, x, f, g, H, size, A, h, soft, escapes):
     else:
         off = float(np.linalg.norm(g))
     if off <= 1e-10 * top or escapes >= _ESCAPES:
-        return True, Outcome(x, f, g, masses, "optimal")
+        return True, Outcome(x, f, g, masses, OPTIMAL)
     d = _ascent(g, H, A[near])
     decrement = float(g @ d) if d is not None else 0.0
     if not decrement > _FLOOR * size:
-        return True, Outcome(x, f, g, masses, "optimal")
+        return True, Outcome(x, f, g, masses, OPTIMAL)
     hit, alpha_max = _ratio_test(A, h, x, d, list(near))
     step = _line_search(oracle, x, f, d, decrement, size, A, h, [], hit, alpha_max, soft, False)
     if step is None:
-        return True, Outcome(x, f, g, masses, "optimal")
+        return True, Outcome(x, f, g, masses, OPTIMAL)
     return False, step
 
 

@@ -8,7 +8,7 @@ nearly redundant with another, several atoms and features nearly dependent at we
 on ``f + mu sum log(A x + h)``, with ``mu`` falling by ten from ``1e-2`` to ``1e-15``, each step
 one pass, the Hessian inverted on its range (a direction in which ``f`` is flat and no atom
 bounds it is left alone). Its last point approaches the optimum's faces without landing on
-them; the certificate's candidates (:func:`elcvx.fast.starts._given_starts`) move it onto them.
+them; the certificate's candidates (:func:`elcvx.verdict.given_starts`) move it onto them.
 An objective that grows without bound along the path says the dual is unbounded: no
 distribution with every row kept meets the moment constraints.
 """
@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from ..status import OPTIMAL, Status
 
 _MU_START, _MU_STOP, _MU_FACTOR = 1e-2, 1e-15, 10.0
 _NEWTON_STEPS = 50  # per value of mu, at most
@@ -30,7 +32,7 @@ def maximize(oracle, x0, A, h):
     x = np.array(x0, dtype=float)
     f, g, H, _ = oracle(x)
     if not (math.isfinite(f) and np.all(A @ x + h > 0)):
-        return x, f, "start outside the domain"
+        return x, f, Status("start outside the domain")
     ceiling = _UNBOUNDED * max(1.0, abs(f))
     mu = _MU_START
     while mu >= _MU_STOP:
@@ -61,6 +63,6 @@ def maximize(oracle, x0, A, h):
                 break  # no gain this close to the path: on to a smaller mu
             x, f, g, H = trial, ft, gt, Ht
             if f > ceiling or float(np.abs(x).max()) > _UNBOUNDED:
-                return x, f, "unbounded"
+                return x, f, Status("unbounded")
         mu /= _MU_FACTOR
-    return x, f, "optimal"
+    return x, f, OPTIMAL

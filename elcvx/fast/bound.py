@@ -6,12 +6,11 @@ The method and its fallbacks are those of the likelihood programs (:mod:`elcvx.f
 the active-set Newton method from the profile's quadratic approximation at the MLE, certified
 Newton steps to the rounding floor, the barrier method, again from the plain start, along a
 flat valley. Where none is certified in the user's coordinates, the dual is solved again in
-other coordinates (:mod:`elcvx.fast.frames`): the same dual, other roundings.
+other coordinates (:mod:`elcvx.passes.frames`): the same dual, other roundings.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -19,13 +18,14 @@ from scipy.optimize import nnls
 
 from .. import certify
 from ..model import model_of
-from ..solutions import BoundSolution, OnRead
-from .active_set import MAX_ITER, along_the_valley, memo
-from .frames import BoundFrame
-from .objectives import BoundOracle, Work, bound_q, same_point
-from .solve import (_at_the_mle, _barrier_from, _held_at_zero, _nans, _null_features, _polished,
-                    _solve)
-from .starts import _given_start, _given_starts, _quadratic_start, _start
+from ..solutions import BoundSolution
+from .active_set import MAX_ITER, along_the_valley
+from ..passes.frames import BoundFrame
+from ..passes.objectives import BoundOracle, Work, memo
+from .solve import _at_the_mle, _barrier_from, _held_at_zero, _null_features, _polished, _solve
+from ..status import OPTIMAL, Status
+from .starts import _given_start, _quadratic_start, _start
+from ..verdict import bound_failure, bound_given, given_starts, read_bound
 
 
 def lower_bound(sample, constraints, loglik, quantile, side="lower", atoms=None,
@@ -65,27 +65,29 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
     if not (stats.sum_abs_h or np.any(floor)) and mle_sol is not None:
         # h = 0 on every row and atom: every Q in the ball (the MLE's) gives E_Q[h] = 0. The
         # dual is positively homogeneous: its supremum 0 is approached only as y -> 0.
-        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (h = 0 everywhere)",
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field,
+                             Status("optimal", "h = 0 everywhere"),
                              work=work.counts(), sums=mle_sol.sums[:2], error=0.0)
     if mle_sol is not None and _within_reach_of_zero(data, K * total / n, K, lin, B, floor):
-        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field, "optimal (bound within 1e-13 of 0)",
+        return BoundSolution(0.0, 0.0, 0.0, 0.0, mle_sol.q_field,
+                             Status("optimal", "bound within 1e-13 of 0"),
                              work=work.counts(), sums=mle_sol.sums[:2], error=1e-13)
     given = dict(data=data, K=K, quantile=quantile, mle_gap=mle_gap, work=work, reach=reach,
                  mle_sol=mle_sol, start=start, max_iter=max_iter, start_at_mle=start_at_mle,
                  top=_value_top(data, mle_sol) if carried is not None else math.inf)
     out, _ = _bound_in(BoundFrame(False, data.b), **given)
-    if out.status != "optimal" and max_iter:
+    if not out.status.optimal and max_iter:
         # At a target within 1e-4 of the feasible set's edge, |lambda| = 1e5: in the user's
         # coordinates gamma + lambda . g cancels to a's last digits, and the method stalls or
         # its point is not certified. Again in centred ones, then in centred ones decorrelated
-        # at the point where that stopped (:mod:`elcvx.fast.frames`; a failure's cost only).
+        # at the point where that stopped (:mod:`elcvx.passes.frames`; a failure's cost only).
         alt, last = _bound_in(BoundFrame(True, data.b), **given)
-        if alt.status == "optimal":
+        if alt.status.optimal:
             return alt
         mixed = None if last is None else BoundFrame.decorrelated(data.b, last.sums)
         if mixed is not None:
             alt, _ = _bound_in(mixed, **given)
-            if alt.status == "optimal":
+            if alt.status.optimal:
                 return alt
     return out
 
@@ -93,7 +95,7 @@ def lower_bound_of(data, loglik, quantile, mle_sol=None, start=None,
 def _bound_in(frame, *, data, K, quantile, mle_gap, work, reach, mle_sol, start, max_iter,
               start_at_mle, top):
     """``(solution, last pass)``: :func:`lower_bound_of`'s solution, the method run in the
-    coordinates of ``frame`` (:class:`~elcvx.fast.frames.BoundFrame`): the same dual, other
+    coordinates of ``frame`` (:class:`~elcvx.passes.frames.BoundFrame`): the same dual, other
     roundings. The solution is reported in the user's coordinates."""
     lin = frame.lin()
     raw = BoundOracle(data, K, lin, work, floor=reach, frame=frame)
@@ -111,13 +113,7 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
     """:func:`_bound_in`'s method: the starts, the solve and its fallbacks."""
     B, floor, lin = bound["B"], bound["floor"], bound["lin"]
     if start is not None and max_iter == 0:
-        # Another solver's point, as it is: the first of its candidates that is certified.
-        out = None
-        for y in _given_starts(B, floor, frame.from_user(start), oracle):
-            out = _bound_read(y, oracle(y)[0], "optimal", **bound)
-            if out.status == "optimal":
-                break
-        return out if out is not None else _bound_failure(data, work, "no feasible start")
+        return bound_given(oracle, start, bound)  # another solver's point, as it is
     if start is not None:
         y = _given_start(B, floor, frame.from_user(start), oracle)
     elif mle_sol is not None and np.isfinite(mle_sol.beta):
@@ -131,7 +127,7 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
     else:
         y = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
     if y is None:
-        return _bound_failure(data, work, "no feasible start")
+        return bound_failure(data, work, "no feasible start")
 
     # In centred coordinates, a constraint every distribution meets to rounding
     # (:func:`_null_features`) has a feature of 0 but for its last bits: its lambda is held at 0.
@@ -145,30 +141,30 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
             sub, keep, embed = _held_at_zero(oracle, null, len(y))
             yr = _start(B[:, keep], floor, y[keep], sub, anchor=y[keep])
             if yr is None:
-                return (y, math.nan, "no feasible start"), _bound_failure(data, work,
-                                                                          "no feasible start")
+                return (y, math.nan, Status("no feasible start")), bound_failure(
+                    data, work, "no feasible start")
             yr, f, status = _solve(sub, yr, B[:, keep], floor, max_iter, gap_tol=1e-15,
                                    lin=lin[keep])
-            return (embed(yr), f, status), _bound_read(embed(yr), f, status, **bound)
+            return (embed(yr), f, status), read_bound(embed(yr), f, status, **bound)
         y, f, status = _solve(oracle, y, B, floor, max_iter, gap_tol=1e-15, lin=lin)
-        out = _bound_read(y, f, status, **bound)
-        if status == "optimal" and out.status != "optimal":
+        out = read_bound(y, f, status, **bound)
+        if status.optimal and not out.status.optimal:
             # As for the likelihood: the method's stopping rule was met, not the certificate's
             # (a dual nearly flat along a direction the likelihood constraint is not; a
             # gradient of 1e-12 at N = 1e7); Newton steps to the rounding floor, each certified.
-            out = _polished(lambda y, st: _bound_read(y, oracle(y)[0], st, **bound), oracle, y,
+            out = _polished(lambda y, st: read_bound(y, oracle(y)[0], st, **bound), oracle, y,
                             B, floor, lin) or out
         return (y, f, status), out
 
     tried, out = solved(y)
-    if out.status == "optimal":
+    if out.status.optimal:
         return out
     if max_iter == MAX_ITER:
         # As for the likelihood (:func:`_likelihood`): the barrier method, certified.
         yb, f, status = _barrier_from(oracle, B, floor, tried[0])
-        for yb in _given_starts(B, floor, yb, oracle) if status == "optimal" else ():
-            alt = _bound_read(yb, oracle(yb)[0], "optimal", **bound)
-            if alt.status == "optimal":
+        for yb in given_starts(B, floor, yb, oracle) if status.optimal else ():
+            alt = read_bound(yb, oracle(yb)[0], OPTIMAL, **bound)
+            if alt.status.optimal:
                 return alt
     # The fallbacks below come after the barrier's: where it certifies, its answer is the
     # closer (1e-9 of the range where these give 1e-7).
@@ -180,56 +176,24 @@ def _bound_run(oracle, raw, bound, frame, *, data, quantile, work, mle_sol, star
         plain = _start(B, floor, frame.from_user(np.r_[1.0, 0.0, np.zeros(data.k)]), oracle)
         if plain is not None:
             again, alt = solved(plain)
-            if alt.status == "optimal":
+            if alt.status.optimal:
                 return alt
             points.append(again)
     for yv, _, status in points:
         # A dual nearly flat along its faces (a constraint nearly redundant), rising along the
         # valley by 1e-9 up to a face the method did not reach: from there.
-        down = along_the_valley(oracle, yv, B, floor) if status == "optimal" else None
+        down = along_the_valley(oracle, yv, B, floor) if status.optimal else None
         if down is not None:
             _, alt = solved(down)
-            if alt.status == "optimal":
+            if alt.status.optimal:
                 return alt
     for yv, fv, status in points:
         # The method stalled (a dual linear on one row: no curvature to go by) where the
         # certificate, which judges the point and not the iteration, accepts it.
-        alt = _bound_read(yv, fv, "optimal", **bound) if status != "optimal" else None
-        if alt is not None and alt.status == "optimal":
+        alt = read_bound(yv, fv, OPTIMAL, **bound) if not status.optimal else None
+        if alt is not None and alt.status.optimal:
             return alt
     return out
-
-
-def _bound_failure(data, work, why):
-    nan = math.nan
-    return BoundSolution(nan, nan, nan, nan, _nans(data), why, work=work.counts())
-
-
-def _bound_read(y, f, status, *, data, K, lin, B, floor, raw, work, quantile, mle_gap, frame,
-                top):
-    """The bound's solution at ``y`` (dual value ``f``) from the oracle's pass there (one more
-    where its last was at another point), certified (:func:`elcvx.certify.bound`); its ``q``
-    is computed on its first read."""
-    n = data.n
-    if raw.last is None or not same_point(raw.last.y, y):
-        raw(y)  # the certificate's sums are read from the last evaluation
-    last = raw.last
-    kappa = last.kg / n
-    q = (OnRead(functools.partial(bound_q, data, last.y, kappa, frame)) if data.in_memory
-         else None)
-    sums = last.sums
-    # E_Q[1], E_Q[w], E_Q[g] on the rows (q = kappa / a)
-    cq = kappa * sums.total * frame.means_to_user(sums.mean)
-    lo, hi = data.value_range
-    cert = certify.bound(n, data.c_min, B, floor, y, sums, K, lin, quantile, mle_gap, hi - lo,
-                         top)
-    if status == "optimal" and not cert.certified:
-        status = f"not certified ({cert.reason})"
-    user = frame.to_user(y)
-    return BoundSolution(value=float(f), beta=float(user[1]), gamma=float(user[0]),
-                         kappa=float(kappa), q=q, status=status, work=work.counts(),
-                         lambdas=tuple(float(t) for t in user[2:]),
-                         sums=(float(cq[0]), float(cq[1])), error=cert.error)
 
 
 def _value_top(data, mle_sol):
@@ -239,7 +203,8 @@ def _value_top(data, mle_sol):
     (``w u`` on the lower side, ``w (1 - u)`` on the upper), and the sums' rounding; inf where
     the estimate is not certified."""
     error = mle_sol.error
-    if not (mle_sol.status == "optimal" and math.isfinite(error) and len(mle_sol.sums) >= 3
+    # (Plainly optimal: an MLE that needed a fallback, Clarabel's qualified answer, gives no top.)
+    if not (mle_sol.status == OPTIMAL and math.isfinite(error) and len(mle_sol.sums) >= 3
             and mle_sol.sums[2] is not None):
         return math.inf
     _, wq, value = mle_sol.sums[:3]

@@ -6,7 +6,7 @@ Each dual has a few variables (``1 + k`` for the estimate, ``2 + k`` for the pro
 bound, with ``k`` constraints) and one linear constraint per extra atom. The active-set Newton
 method of :mod:`elcvx.fast.active_set` solves it: Newton steps on the face of the atoms'
 constraints that hold at equality, each one pass over the rows (value, gradient, Hessian and the
-size of the objective's terms together: :mod:`elcvx.fast.objectives`), a handful of passes in
+size of the objective's terms together: :mod:`elcvx.passes.objectives`), a handful of passes in
 all. The optimum usually sits on some atoms' constraints (an atom carrying mass), which an
 active-set method lands on exactly. The MLE with one feature starts from the root of its
 gradient's series, the bound from the profile's quadratic approximation at the MLE, from sums of
@@ -16,11 +16,11 @@ where an MLE is still not certified (a target at the edge of what the constraint
 is solved again with its features decorrelated (:func:`_decorrelated`).
 
 Every answer is then **certified** from the last pass, independently of the iteration, by
-:mod:`elcvx.certify`: the error of what the user reads (the estimate, the bound, the
-likelihood) is bounded from an exactly feasible primal point built next to the dual one, and
-the status is ``"optimal"`` only where that bound is within the promised tolerance. The cvxpy
-path certifies Clarabel's dual points by the same functions with ``max_iter=0``
-(:mod:`elcvx.cvx`).
+:mod:`elcvx.verdict` (with :mod:`elcvx.certify`): the error of what the user reads (the
+estimate, the bound, the likelihood) is bounded from an exactly feasible primal point built
+next to the dual one, and the status is ``"optimal"`` only where that bound is within the
+promised tolerance. The cvxpy path hands Clarabel's dual points to the same verdict
+(:mod:`elcvx.cvx`); ``max_iter=0`` here does the same with another solver's point.
 
 The programs are those of :mod:`elcvx.programs`: the MLE (``mle_dual``), the profile
 (``profile_dual``) and the bound (``lower_bound_dual``), with the constraints' terms.
@@ -28,47 +28,20 @@ The programs are those of :mod:`elcvx.programs`: the MLE (``mle_dual``), the pro
 
 from __future__ import annotations
 
-import functools
 import math
-from typing import NamedTuple
 
 import numpy as np
 
-from .. import certify
-from ..model import Stats, at_the_edge, model_of
+from ..model import at_the_edge, model_of
 from ..solutions import MLESolution, ProfileSolution
 from . import barrier
-from .active_set import MAX_ITER, maximize, memo
-from .frames import decorrelating
-from ..solutions import OnRead
-from .objectives import LikelihoodOracle, Work, likelihood_q, same_point
-from .starts import (_given_start, _given_starts, _inside, _interior_point, _onto_faces,
-                     _series_start, _start)
-
-
-class AtTheMLE(NamedTuple):
-    """Sums a policy's MLE computes in its own passes for the bounds after it (so that neither
-    bound makes a pass for them): the rows' :class:`Stats` (from the MLE's first pass, at the
-    origin) and the bound's start sums at the MLE (:func:`_quadratic_start`), both for ``h =
-    w u``; the upper side's follow (``w (1 - u) = (w - 1) + 1 - w u``). Carried as the last of
-    :attr:`~elcvx.solutions.MLESolution.sums`; ``n`` and ``k`` identify the rows."""
-
-    n: float
-    k: int
-    stats: Stats | None
-    start: tuple | None  # (gram, sums) of (h, 1, D) / (1 + D x*)
-
-    def for_side(self, side):
-        """``(stats, start)`` for the bound of ``side``."""
-        if side != "upper":
-            return self.stats, self.start
-        stats = None if self.stats is None else self.stats.other_side()
-        if self.start is None:
-            return stats, None
-        gram, first = self.start
-        L = np.eye(len(first))
-        L[0, :3] = (-1.0, 1.0, 1.0)  # (w (1 - u)) / a = (w - 1)/a + 1/a - (w u)/a
-        return stats, (L @ gram @ L.T, L @ first)
+from ..status import OPTIMAL, Status
+from .active_set import MAX_ITER, maximize
+from ..passes.frames import decorrelating
+from ..passes.objectives import LikelihoodOracle, Work, likelihood_q, memo
+from .starts import _given_start, _interior_point, _onto_faces, _series_start, _start
+from ..verdict import (AtTheMLE, Solved, given_starts, inside, likelihood_at, mle_at, mle_solution,
+                       read_likelihood)
 
 
 def _at_the_mle(data, mle_sol):
@@ -89,20 +62,16 @@ def _solve(oracle, x, A, h, max_iter=MAX_ITER, gap_tol=0.0, kkt_tol=None, lin=No
     linear, of slope ``-lin . d`` (the bound's) or 0 (the likelihoods'). ``polish``: one
     Newton step to the rounding floor (:func:`_polished`)."""
     if max_iter == 0:
-        return x, oracle(x)[0], "optimal"
+        return x, oracle(x)[0], OPTIMAL
     flat = (lambda d: 0.0) if lin is None else (lambda d: -float(lin @ d))
     out = maximize(oracle, x, A, h, kkt_tol=_KKT_TOL if kkt_tol is None else kkt_tol,
                    gap_tol=gap_tol, max_iter=max_iter, flat_slope=flat, polish=polish)
-    inside = _inside(A, h, out.x)
-    if inside is not out.x:
-        f = oracle(inside)[0]
+    moved = inside(A, h, out.x)
+    if moved is not out.x:
+        f = oracle(moved)[0]
         if math.isfinite(f):
-            return inside, f, out.status
+            return moved, f, out.status
     return out.x, out.f, out.status
-
-
-# An atom whose (scaled) mass is above this carries mass: the MLE is on its constraint.
-_MASS_TOL = 1e-8
 
 
 # The active-set method polishes the gradient (the primal q it gives) to this KKT residual; and
@@ -114,7 +83,7 @@ _POLISH_ITER = 4
 
 
 def _polished(read, oracle, x, A, h, lin=None):
-    """The certified solution (``read(x, "optimal")``) after Newton steps towards the rounding
+    """The certified solution (``read(x, OPTIMAL)``) after Newton steps towards the rounding
     floor of the gradient from ``x``, one at a time, each read and certified, until one is
     certified or :data:`_POLISH_ITER` are taken; None if none could be taken.
 
@@ -127,10 +96,10 @@ def _polished(read, oracle, x, A, h, lin=None):
     out = None
     for _ in range(_POLISH_ITER):
         x, _, status = _solve(oracle, x, A, h, kkt_tol=0.0, lin=lin, polish=True)
-        if status != "polished":
+        if status.outcome != "polished":
             break
-        out = read(x, "optimal")
-        if out.status == "optimal":
+        out = read(x, OPTIMAL)
+        if out.status.optimal:
             break
     return out
 
@@ -148,33 +117,17 @@ def mle_of(data, start=None, max_iter=MAX_ITER) -> MLESolution:
     """:func:`mle` of a :class:`Moments` model: from the origin, or from another solver's
     ``start`` (:func:`_given_start`) in at most ``max_iter`` iterations. Its ``sums`` end with
     an :class:`AtTheMLE` for the bounds."""
+    if start is not None and max_iter == 0:
+        return mle_at(data, start)
     work = Work()
     A, h = data.atom_rows()
     x0 = np.zeros(A.shape[1]) if start is None else start
-    out = _likelihood(data, None, A, h, x0, work, max_iter, start is not None)
-    if out.x is None:
-        return _mle_failure(data, "no feasible start (an empty model?)", work)
-    x = out.x
-    return MLESolution(beta=float(x[0]), loglik=out.loglik, q=out.q, status=out.status,
-                       work=work.counts(), lambdas=tuple(float(t) for t in x[1:]), sums=out.sums,
-                       at_atom=bool(out.cert.masses.max(initial=0.0) > _MASS_TOL),
-                       gap=out.cert.gap, error=out.error)
-
-
-class _Solved(NamedTuple):
-    """A likelihood program's solution (:func:`_likelihood`)."""
-
-    x: np.ndarray | None
-    q: OnRead | None
-    loglik: float
-    status: str
-    sums: tuple = ()
-    cert: certify.LikelihoodCertificate | None = None
-    error: float = math.nan  # the MLE's certified estimate error (any rho)
+    return mle_solution(data, _likelihood(data, None, A, h, x0, work, max_iter,
+                                          start is not None), work)
 
 
 def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
-                mix=True) -> _Solved:
+                mix=True) -> Solved:
     """``l = max sum c log(1 + D x)`` subject to ``A x + h >=
     0`` from near ``x0`` (``given``: from ``x0`` itself, see :func:`_given_start`), ``q = 1 /
     (N (1 + D x))`` (None for a model whose rows are not in memory, or a profile), certified
@@ -183,18 +136,11 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
     None without a feasible start. ``D``: the model's features, with ``h - value`` last when
     ``value`` is given. ``q``, ``l`` and the certificate's sums are those of the last pass,
     at ``x`` (one more pass where that was another point)."""
+    if given and max_iter == 0:
+        # Another solver's point, as it is (:mod:`elcvx.verdict`).
+        return likelihood_at(data, value, A, h, x0, work)
     raw = LikelihoodOracle(data, work, value)
     oracle = memo(raw)
-    if given and max_iter == 0:
-        # Another solver's point, as it is: the first of its candidates (on the faces it nearly
-        # meets) that the certificate accepts.
-        out = None
-        for x in _given_starts(A, h, x0, oracle):
-            out = _read(data, value, A, h, x, raw, "optimal")
-            if out.status == "optimal":
-                break
-        return out if out is not None else _Solved(None, None, math.nan,
-                                                   "no feasible start (the point given)")
     if given:
         x = _given_start(A, h, x0, oracle)
     else:
@@ -203,39 +149,39 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
         if x is not None and not x.any() and raw.origin is not None and len(x) == 1:
             x = _series_start(oracle, raw, A, h, x)
     if x is None:
-        why = "no feasible start" + (" (the point given)" if given else "")
-        return _Solved(None, None, math.nan, why)
+        why = Status("no feasible start", "the point given" if given else "")
+        return Solved(None, None, math.nan, why)
     x, _, status = _solve(oracle, x, A, h, max_iter)
-    out = _read(data, value, A, h, x, raw, status)
-    if status == "optimal" and out.status != "optimal" and out.cert.masses is not None:
+    out = read_likelihood(data, value, A, h, x, raw, status)
+    if status.optimal and not out.status.optimal and out.cert.masses is not None:
         # The method's KKT tolerance was met, not the certificate's: where a constraint is nearly
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
         # Newton steps to the rounding floor, each certified.
-        out = _polished(lambda x, st: _read(data, value, A, h, x, raw, st), oracle, x, A, h) or out
-    if out.status != "optimal" and out.cert is not None and out.cert.certified:
+        out = _polished(lambda x, st: read_likelihood(data, value, A, h, x, raw, st), oracle, x, A, h) or out
+    if not out.status.optimal and out.cert is not None and out.cert.certified:
         # A point whose faces are met to the ulps of |x| = 5e4 only (targets near the
         # feasible set's edge): a slack of 1e-12 at an atom carrying mass is a gap of N mu s.
         on = _onto_faces(A, h, out.x)
         if on is not out.x:
-            alt = _read(data, value, A, h, on, raw, "optimal")
-            if alt.status == "optimal":
+            alt = read_likelihood(data, value, A, h, on, raw, OPTIMAL)
+            if alt.status.optimal:
                 return alt
-    if out.status != "optimal":
+    if not out.status.optimal:
         # The active-set method stalled (a degenerate dual it does not see): the barrier
         # method from a strictly feasible point near where it stopped, certified on the faces
         # its end approaches.
         x, f, status = _barrier_from(oracle, A, h, out.x)
-        for x in _given_starts(A, h, x, oracle) if status == "optimal" else ():
-            alt = _read(data, value, A, h, x, raw, "optimal")
-            if alt.status == "optimal":
+        for x in given_starts(A, h, x, oracle) if status.optimal else ():
+            alt = read_likelihood(data, value, A, h, x, raw, OPTIMAL)
+            if alt.status.optimal:
                 return alt
         null = _null_features(data, A)
         if null:
             alt = _without(null, data, value, A, h, raw, oracle, max_iter)
-            if alt is not None and alt.status == "optimal":
+            if alt is not None and alt.status.optimal:
                 return alt
-        if status == "unbounded":
-            return _Solved(None, None, math.nan, _UNBOUNDED)
+        if status.outcome == "unbounded":
+            return Solved(None, None, math.nan, _UNBOUNDED)
         if mix and value is None:
             alt = _decorrelated(data, out.x, work, max_iter)
             if alt is not None:
@@ -245,7 +191,7 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
 
 def _decorrelated(data, x, work, max_iter):
     """The MLE solved again with the model's features decorrelated under the weights ``c q^2``
-    at ``x`` (:func:`elcvx.fast.frames.decorrelating`, :meth:`elcvx.model.Moments.mixed`), its
+    at ``x`` (:func:`elcvx.passes.frames.decorrelating`, :meth:`elcvx.model.Moments.mixed`), its
     dual point read back in the user's coordinates; None where that is not certified either.
 
     At a target within 1e-5 of the edge of what the constraints allow, the rows that carry the
@@ -266,7 +212,7 @@ def _decorrelated(data, x, work, max_iter):
     mixed = data.mixed(T)
     A, h = mixed.atom_rows()
     out = _likelihood(mixed, None, A, h, np.zeros(len(T)), work, max_iter, mix=False)
-    if out.status != "optimal":
+    if not out.status.optimal:
         return None
     # (The sums the bounds would reuse, AtTheMLE, are the mixed features': left out.)
     return out._replace(x=T @ out.x, sums=out.sums[:3] + (None,))
@@ -300,7 +246,7 @@ def _without(null, data, value, A, h, raw, oracle, max_iter):
     if xr is None:
         return None
     xr, _, status = _solve(sub, xr, Ar, h, max_iter)
-    return _read(data, value, A, h, embed(xr), raw, status)
+    return read_likelihood(data, value, A, h, embed(xr), raw, status)
 
 
 def _held_at_zero(oracle, null, m):
@@ -323,37 +269,9 @@ def _held_at_zero(oracle, null, m):
     return memo(restricted), keep, embed
 
 
-def _read(data, value, A, h, x, raw, status) -> _Solved:
-    """The solution at ``x`` from the oracle's pass there (one more pass where its last was at
-    another point), certified (:func:`elcvx.certify.likelihood`), as :func:`_likelihood`
-    returns it; ``status``: the solver's. The MLE's ``q`` is computed on its first read."""
-    last = raw.last
-    if last is None or not same_point(last.x, x):
-        raw(x, full=True)
-        last = raw.last
-    n = data.n
-    sums = ()
-    if value is None:
-        carried = None
-        if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
-            origin = raw.origin.stats if raw.origin is not None else None
-            stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
-            carried = AtTheMLE(n, data.k, stats, last.bound_start)
-        sums = (last.mass, float(last.mass + last.moments[0]), last.value_sum, carried)
-    cert = certify.likelihood(data.n, data.c_min, A, h, x, last.mass, last.moments, last.q2,
-                              value)
-    error = math.nan if value is not None else _estimate_error(data, cert, last.q2)
-    if status == "optimal":
-        status = _verdict(cert, last.loglik, None if value is not None else error)
-    q = None
-    if value is None and data.in_memory:
-        q = OnRead(functools.partial(likelihood_q, data, last.x))
-    return _Solved(x, q, last.loglik, status, sums, cert, error)
-
-
 #: The status of a model whose dual grows without bound: its primal is infeasible.
-_UNBOUNDED = ("infeasible (the dual grows without bound: no distribution with every logged row "
-              "kept meets the moment constraints)")
+_UNBOUNDED = Status("infeasible", "the dual grows without bound: no distribution with every "
+                    "logged row kept meets the moment constraints")
 
 
 def _barrier_from(oracle, A, h, x):
@@ -362,44 +280,12 @@ def _barrier_from(oracle, A, h, x):
     center = np.zeros(A.shape[1]) if x is None else np.asarray(x, dtype=float)
     p = _interior_point(A, h, center)
     if p is None or not math.isfinite(oracle(p)[0]):
-        return center, math.nan, "no strictly feasible start"
+        return center, math.nan, Status("no strictly feasible start")
     for t in (0.999, 0.99, 0.9, 0.5, 0.0):
         trial = p + t * (center - p)
         if np.all(A @ trial + h > 0) and math.isfinite(oracle(trial)[0]):
             break
     return barrier.maximize(oracle, trial, A, h)
-
-
-def _estimate_error(data, cert, q2):
-    """The certified error of the estimate (any ``rho``): :meth:`LikelihoodCertificate.value_error`
-    with ``S = coef' sum c q^2 (1, d)(1, d)' coef`` (``|a_n| <= (1, d_n) . coef``; ``q2``: the
-    pass's ``sum c q^2 (1, d)(1, d)'``)."""
-    coef = np.zeros(len(q2))
-    coef[:len(data.estimate_coef)] = data.estimate_coef
-    return cert.value_error(float(coef @ q2 @ coef))
-
-
-def _verdict(cert, loglik, estimate_error=None):
-    """``"optimal"`` where ``cert`` bounds the log-likelihood's error by
-    :data:`~elcvx.certify.LOGLIK_TOL` (relative) and ``estimate_error`` (the MLE's) by
-    :data:`~elcvx.certify.VALUE_TOL`; else why not."""
-    if not cert.certified:
-        return f"not certified ({cert.reason})"
-    if not cert.gap <= certify.LOGLIK_TOL * max(1.0, abs(loglik)):
-        return f"not certified (the log-likelihood's gap is {cert.gap:.2g})"
-    if estimate_error is not None and not estimate_error <= certify.VALUE_TOL:
-        return f"not certified (the estimate's error bound is {estimate_error:.2g})"
-    return "optimal"
-
-
-def _mle_failure(data, why, work):
-    nan = math.nan
-    return MLESolution(beta=nan, loglik=nan, q=_nans(data), status=why, work=work.counts())
-
-
-def _nans(data):
-    """A failed solution's ``q``: NaN on every row (None for rows not in memory)."""
-    return np.full(data.rows, math.nan) if data.in_memory else None
 
 
 def profile(sample, constraints, v, atoms=None, mle_sol=None) -> ProfileSolution:
@@ -436,6 +322,6 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
         if out.x is not None:
             out_l[i], out_b[i], out_t[i] = out.loglik, out.x[0], out.x[-1]
             gaps[i] = out.cert.gap
-    status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
+    status = Status.merged(statuses)
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts(),
                            gap=gaps)

@@ -1,6 +1,6 @@
 """Starts of the fast path's programs (:mod:`elcvx.fast.solve`): a feasible point near a given
-one, another solver's point made feasible, the MLE's start from the root of its gradient's
-series (one feature), and the bound's from the profile's quadratic approximation at the MLE,
+one, another solver's point made feasible (:func:`elcvx.verdict.given_starts`), the MLE's start
+from the root of its gradient's series (one feature), and the bound's from the profile's quadratic approximation at the MLE,
 with the sums for it that the MLE's last pass gives. A good start is a pass saved: the active-set
 method then takes one Newton step, or none, before its certificate.
 """
@@ -12,8 +12,9 @@ import math
 import numpy as np
 
 from ..certify import SLACK_TOL
-from .kernels import add, quadratic_block
-from .objectives import SERIES_TERMS
+from ..passes.kernels import add, quadratic_block
+from ..passes.objectives import SERIES_TERMS
+from ..verdict import given_starts
 
 
 def _interior_point(A, h, center):
@@ -60,70 +61,6 @@ def _start(A, h, x0, oracle, anchor=None):
     return None
 
 
-#: How near (relative to a constraint's size) a face must be for another solver's point to be
-#: moved onto it, for :func:`_given_starts`' candidates in turn (0: only the constraints it
-#: violates). Within 1e-9, a face is taken to be the point's (an interior point's tolerance).
-SNAPS = (1e-9, 0.0, 1e-7, 1e-5)
-
-
-def _given_starts(A, h, x0, oracle):
-    """Feasible points in the oracle's domain made of ``x0``, a point another solver found: ``x0``
-    moved onto the constraints it violates by at most ``1e-7`` of their size (the rows are
-    scaled to size one; interior-point solvers stop that close), then, in turn, onto every face
-    it meets within :data:`SNAPS` of its size: an interior point approaches the faces of the
-    optimum without landing on them, and a point ``s`` off a face that carries mass ``mu`` is a
-    gap of ``N mu s`` to a certificate. Empty if ``x0`` violates a constraint by more, or no
-    candidate lies in the domain: such a point certifies nothing."""
-    x0 = np.asarray(x0, dtype=float)
-    if not np.all(np.isfinite(x0)):
-        return []
-    size = np.maximum(1.0, np.abs(A) @ np.abs(x0) + np.abs(h))
-    slack = A @ x0 + h
-    if not np.all(slack >= -1e-7 * size):
-        return []
-    out = []
-    for near in SNAPS:
-        on = np.flatnonzero(slack < 0 if near == 0 else slack <= near * size)
-        x = x0
-        if on.size:
-            M = A[on]
-            x = _inside(A, h, x0 - np.linalg.lstsq(M, M @ x0 + h[on], rcond=None)[0])
-        if (np.all(A @ x + h >= -1e-15 * size) and not any(np.array_equal(x, y) for y in out)
-                and math.isfinite(oracle(x)[0])):
-            out.append(x)
-    return out
-
-
-def _inside(A, h, x):
-    """``x`` moved (least change) so that no computed slack ``A x + h`` is below
-    :data:`~elcvx.certify.SLACK_TOL`'s half where one is below that tolerance by rounding (at
-    most ``1e-12`` of the constraint's size): a point found on a face at ``|x| = 1e5`` is off it
-    by ``1e-11`` in its last bits, which a certificate cannot tell from a violated constraint.
-    Every face met to rounding is aimed at its face first, then at a slack of a few of its
-    roundings where ``x``'s own rounding undoes the move (a slack ``s`` at an atom of mass
-    ``mu`` costs ``N mu s`` in a certificate); ``x`` itself where no slack is below the
-    tolerance, or none of these meets it."""
-    slack = A @ x + h
-    if slack.min(initial=0.0) >= -SLACK_TOL:
-        return x  # (the common case, first: this runs after every solve)
-    size = np.maximum(1.0, np.abs(A) @ np.abs(x) + np.abs(h))
-    tol = 0.5 * SLACK_TOL
-    if not np.all(slack >= -1e-12 * size):
-        return x
-    for margin in (0.0, 1e-16, 4e-16, 4e-15, 4e-14):
-        out = x
-        for _ in range(3):
-            # (Every face met to rounding: moving off one may push x through another.)
-            slack = A @ out + h
-            if slack.min() >= -tol:
-                return out
-            on = np.flatnonzero(slack < max(margin * size.max(), tol))
-            out = out - np.linalg.lstsq(A[on], slack[on] - margin * size[on], rcond=None)[0]
-        if (A @ out + h).min() >= -tol:
-            return out
-    return x
-
-
 def _onto_faces(A, h, x):
     """``x`` moved onto the faces it meets to rounding (``|A_i x + h_i| <= 1e-12`` of the
     row's size) until their computed slacks are within :data:`~elcvx.certify.SLACK_TOL`'s half
@@ -148,8 +85,9 @@ def _onto_faces(A, h, x):
 
 
 def _given_start(A, h, x0, oracle):
-    """The first of :func:`_given_starts` (None if there is none): a start to refine from."""
-    starts = _given_starts(A, h, x0, oracle)
+    """The first of :func:`elcvx.verdict.given_starts` (None if there is none): a start to refine
+    from."""
+    starts = given_starts(A, h, x0, oracle)
     return starts[0] if starts else None
 
 
@@ -165,7 +103,7 @@ def _quadratic_start(data, x_mle, quantile, B, floor, y0, oracle, work, moments=
     is about ``v_hat - sqrt(q S)/N``, at ``tau = sqrt(q / S)`` and ``x' = x* - tau M^-1 s``,
     and the profile's denominators ``1 + D x' + tau (h - v)`` are ``tau`` times the bound's.
     ``centred``: ``y`` in the bound's centred coordinates, mapped by ``frame`` (to those of
-    a :class:`~elcvx.fast.frames.BoundFrame`), if given.
+    a :class:`~elcvx.passes.frames.BoundFrame`), if given.
     """
     n, m = data.n, data.k + 1
     if moments is None:
@@ -208,7 +146,7 @@ def least_squares(M, b):
 def _series_start(oracle, raw, A, h, x0):
     """The one-feature MLE's start past the origin: the root of its gradient's series
     ``sum c d / (1 + d x) = sum_j (-x)^j sum c d^(j+1)`` to the tenth power (the origin's pass
-    summed the powers: ``raw.origin``, :class:`~elcvx.fast.objectives.OriginPass`), where its
+    summed the powers: ``raw.origin``, :class:`~elcvx.passes.objectives.OriginPass`), where its
     truncation moves the root by less than 1e-8: there one Newton step ends at the MLE, where
     two from the origin would not, and at large N (where the MLE is near the origin, ``beta* ~
     N^(-1/2)``) the root is the MLE to its tolerance (its pass is the last: it sums the bounds'

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..engines.rows import ChunkedMoments
 from ..errors import InvalidInputError
-from ..fast.kernels import add
+from ..passes.kernels import add
 from ..sample import RewardScale
 from .frames import _column, _locator, _logging_probs
 from .stream import _chunk_samples

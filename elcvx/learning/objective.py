@@ -7,26 +7,29 @@ how), and the example weights ``N Q_n`` of the paper's alternating step
 :func:`elcvx.interval`: the fast path and its fallbacks, then the certified cvxpy path. What
 learning adds is the inner program compiled once and re-solved as ``pi`` changes
 (:func:`elcvx.programs.learning.dro_inner_dual`), where compiling it pays; its answers are
-certified like every other cvxpy answer (:func:`elcvx.cvx.inner.solve_certified`).
+certified like every other cvxpy answer (:func:`elcvx.cvx.inner.solve_certified`), at the
+likelihood radius :func:`dro_phi` gives it.
 """
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
-from .. import dispatch
+from .. import dispatch, fast
 from ..calibration import quantiles
 from .. import _validation as iv
 from ..errors import InvalidInputError, SolverError
-from ..sample import check_sample
+from ..sample import Sample, check_sample
+from ..status import OPTIMAL
 
 OBJECTIVES = ("lower_bound", "estimate", "ips")
 WEIGHT_SCALES = ("n", "none")
 
-__all__ = ["value_and_grad", "lower_bound_weights"]
+__all__ = ["value_and_grad", "lower_bound_weights", "dro_phi"]
 
 
 class Evaluation(NamedTuple):
@@ -77,7 +80,7 @@ class Objective:
         if self.objective == "ips":
             value = float(np.dot(c, w * u)) / n
             return Evaluation(value, c * u / n if need_grad else None, np.ones_like(w),
-                              "closed form", "optimal")
+                              "closed form", OPTIMAL)
         mle, path = dispatch.mle(sample, "fast" if self.method == "fast" else "auto")
         d = 1.0 + mle.beta * (w - 1.0)
         if self.objective == "estimate":
@@ -290,3 +293,37 @@ def lower_bound_weights(sample, *, confidence_level=0.95, calibration="chi2", me
     sample, quantile = _sample_and_quantile(sample, method, confidence_level, calibration)
     ev = Objective("lower_bound", quantile, method)(sample, need_grad=False)
     return ev.weights if scale == "n" else ev.weights / sample.n
+
+
+def dro_phi(w, *, counts=None, wmin=0.0, wmax, quantile) -> float:
+    r"""The likelihood radius of the inner problem at weights ``w``: ``-N log N - l*_mle(w) - q/2``.
+
+    ``l*_mle(w) = max_beta sum_n c_n log(1 + beta (w_n - 1))`` over ``beta`` in
+    ``[-1/(wmax - 1), 1/(1 - wmin)]`` (the paper's eq. (betastar), solved by the fast path's
+    Newton iteration). This is the ``phi`` parameter of :func:`~elcvx.programs.dro_inner_primal` and
+    :func:`~elcvx.programs.dro_inner_dual`; it changes with ``pi`` together with ``w``.
+
+    Parameters
+    ----------
+    w : array_like
+        Importance weights ``w_n(pi)`` in ``[wmin, wmax]``.
+    counts : array_like, optional
+        Row multiplicities (ones when omitted).
+    wmin, wmax : float
+        The weight bounds of the program.
+    quantile : float
+        The calibration quantile ``q`` of the interval (e.g. ``chi2(1).ppf(0.95)``).
+
+    Examples
+    --------
+    >>> from elcvx.learning.objective import dro_phi
+    >>> round(dro_phi([0.5, 1.5], wmax=10.0, quantile=3.84), 4)  # -2 log 2 - 0 - 1.92
+    -3.3063
+    """
+    w = np.asarray(w, dtype=float)
+    c = None if counts is None else np.asarray(counts, dtype=float)
+    n = float(w.size) if c is None else float(c.sum())
+
+    # (The rewards are unused by the MLE.)
+    mle = fast.mle(Sample(w, np.zeros_like(w), counts=c, wmin=float(wmin), wmax=float(wmax)), ())
+    return -n * math.log(n) - mle.loglik - 0.5 * float(quantile)

@@ -8,8 +8,8 @@ and its inner problem is the lower-bound program of the interval with the policy
 weights ``w(pi)`` as data. Everything else in that program is fixed by the log: the rewards
 ``u``, the counts ``c``, ``wmin`` and ``wmax``. So the builders here declare ``w`` as a vector
 :class:`cvxpy.Parameter`, and with it the one scalar that also moves with ``pi``: the likelihood
-radius ``phi = -N log N - l*_mle(w) - quantile/2`` (:func:`elcvx.cvx.inner.dro_phi`), which depends on ``w``
-through the maximum-likelihood fit. Both programs are DPP, so after the first solve cvxpy
+radius ``phi = -N log N - l*_mle(w) - quantile/2`` (:func:`elcvx.learning.objective.dro_phi`),
+which depends on ``w`` through the maximum-likelihood fit. Both programs are DPP, so after the first solve cvxpy
 substitutes new parameter values into the cached canonical form instead of compiling again.
 
 Two forms of the same program (their optimal values agree with each other and with the fast
@@ -20,8 +20,8 @@ path, ``tests/public/test_learning.py``):
 * :func:`dro_inner_dual` -- its three-variable dual, used by :mod:`elcvx.learning` (it solved
   faster and, with Clarabel, more reliably at the first attempt).
 
-Solving them is not this module's: :mod:`elcvx.cvx.inner` computes ``phi`` (:func:`~elcvx.cvx.inner.dro_phi`) and
-certifies Clarabel's answer as every cvxpy answer of the package is
+Solving them is not this module's: :func:`~elcvx.learning.objective.dro_phi` computes ``phi``
+and :mod:`elcvx.cvx.inner` certifies Clarabel's answer as every cvxpy answer of the package is
 (:func:`~elcvx.cvx.inner.solve_certified`); this module only declares the programs.
 
 Where compiling pays. A vector parameter makes cvxpy's compilation grow much faster than the
@@ -74,8 +74,8 @@ def dro_inner_primal(sample) -> Program:
 
     the program of :func:`elcvx.programs.lower_bound_primal` (appendix C, corrected in
     docs/primal-dual.md) with the weights a :class:`cvxpy.Parameter` ``w`` and ``phi`` a scalar
-    parameter (set it with :func:`elcvx.cvx.inner.dro_phi`). The sample supplies the fixed data: rewards ``u``
-    (unit scale), counts, ``wmin``, ``wmax``; its weights are only the parameter's initial value.
+    parameter (set it with :func:`elcvx.learning.objective.dro_phi`). The sample supplies the
+    fixed data: rewards ``u`` (unit scale), counts, ``wmin``, ``wmax``; its weights are only the parameter's initial value.
 
     Scaled form (as in :mod:`elcvx.programs.empirical_likelihood`): ``y = N q``,
     ``z_hi = wmax m_hi``; objective ``(1/N) (c u w).y`` (``problem.value = v_lb``); constraints
@@ -96,7 +96,7 @@ def dro_inner_primal(sample) -> Program:
     --------
     >>> import elcvx
     >>> from elcvx.programs.learning import dro_inner_primal
-    >>> from elcvx.cvx.inner import dro_phi
+    >>> from elcvx.learning.objective import dro_phi
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
     >>> prog = dro_inner_primal(s)
     >>> w = [0.0, 2.0, 2.0, 0.5]
@@ -137,7 +137,7 @@ def dro_inner_dual(sample) -> Program:
     --------
     >>> import elcvx
     >>> from elcvx.programs.learning import dro_inner_dual, read_solution
-    >>> from elcvx.cvx.inner import dro_phi
+    >>> from elcvx.learning.objective import dro_phi
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
     >>> prog = dro_inner_dual(s)
     >>> w = [0.5, 1.5, 2.0, 0.5]

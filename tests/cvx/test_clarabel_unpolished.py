@@ -1,8 +1,9 @@
 """The fast path against Clarabel's own solution of the paper's programs, unpolished.
 
 ``tests/cvx/test_paths.py`` compares the two solver paths as users call them; the cvxpy path there
-refines Clarabel's point with a few iterations of the fast path's own active-set method
-before certifying it, so it cannot show that the programs themselves are right. Here each
+certifies Clarabel's point with the verdict the fast path shares (and, where that fails,
+polishes it with the fast path's own active-set method), so it cannot show that the programs
+themselves are right. Here each
 builder of :mod:`elcvx.programs` (no constraints) is solved by :meth:`Program.solve` and its
 ``problem.value`` — Clarabel's objective, nothing recomputed — is compared with
 :mod:`elcvx.fast.solve` (the active-set Newton method on the duals, written separately) on random samples: epsilon-greedy and continuous weights, ``wmax`` finite and

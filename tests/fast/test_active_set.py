@@ -29,7 +29,7 @@ from elcvx.fast import active_set
 from elcvx import cvx
 from elcvx import fast
 from elcvx import model
-from elcvx.fast import objectives
+from elcvx.passes import objectives
 from elcvx.calibration import quantiles
 from elcvx.fast import bound, solve, starts
 from elcvx.constraints import MomentConstraint
@@ -242,7 +242,7 @@ def test_the_multipliers_are_the_atoms_masses(seed):
                              c.atom_range) for j, c in enumerate(random_constraints(s, 2, seed))]
     data = model.Moments(s, cons)
     D, (A, h) = data.features(), data.atom_rows()
-    oracle = active_set.memo(objectives.LikelihoodOracle(data, objectives.Work()))
+    oracle = objectives.memo(objectives.LikelihoodOracle(data, objectives.Work()))
     out = active_set.maximize(oracle, starts._start(A, h, np.zeros(D.shape[1]), oracle), A, h)
     assert out.status == "optimal" and out.masses.max() > 1e-3
     cq = (1.0 if data.c is None else data.c) / (data.n * (1.0 + D @ out.x))

@@ -1,4 +1,4 @@
-"""The coordinates of the bound's dual (:mod:`elcvx.fast.frames`), against the definitions.
+"""The coordinates of the bound's dual (:mod:`elcvx.passes.frames`), against the definitions.
 
 Each test writes ``a = gamma + beta w + lambda . g + h`` of the user's coordinates itself and
 checks that a frame's point, rows, linear term and means give the same numbers: a frame is
@@ -12,8 +12,8 @@ import pytest
 
 from elcvx import Sample
 from elcvx.constraints import MomentConstraint
-from elcvx.fast.frames import BoundFrame
-from elcvx.fast.kernels import BoundSums
+from elcvx.passes.frames import BoundFrame
+from elcvx.passes.kernels import BoundSums
 from elcvx.model import Moments
 
 

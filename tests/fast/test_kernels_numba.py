@@ -1,4 +1,4 @@
-"""The numba twins of the block kernels (elcvx/fast/kernels_numba.py) and the choice of kernels
+"""The numba twins of the block kernels (elcvx/passes/kernels_numba.py) and the choice of kernels
 (elcvx/engines/backend.py).
 
 * each twin and its numpy kernel give every sum of the kernel's layout within 1e-12 of the sum
@@ -33,7 +33,7 @@ pytest.importorskip("numba", reason="the numba extra is not installed (pip insta
 import elcvx  # noqa: E402
 from elcvx.engines import backend, blocks  # noqa: E402
 from elcvx.errors import InvalidInputError  # noqa: E402
-from elcvx.fast import kernels, kernels_numba  # noqa: E402
+from elcvx.passes import kernels, kernels_numba  # noqa: E402
 from elcvx.model import Moments  # noqa: E402
 
 TOL = 1e-12

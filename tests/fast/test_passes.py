@@ -15,7 +15,7 @@ import pytest
 
 import elcvx
 from elcvx.engines import blocks
-from elcvx import fast
+from elcvx import fast, verdict
 from elcvx.fast import bound, solve
 from elcvx.calibration import quantile
 from elcvx.testing import assert_agree
@@ -73,7 +73,7 @@ def test_the_bounds_start_from_the_mles_sums(side):
     s = continuous(100_000, seed=1)
     mle = fast.mle(s, ())
     carried = mle.sums[-1]
-    assert isinstance(carried, solve.AtTheMLE) and carried.start is not None
+    assert isinstance(carried, verdict.AtTheMLE) and carried.start is not None
     own = mle._replace(sums=mle.sums[:3])  # no sums carried: the bound makes its own start pass
     a = fast.lower_bound(s, (), mle.loglik, CHI2_95, side=side, mle_sol=mle)
     b = fast.lower_bound(s, (), mle.loglik, CHI2_95, side=side, mle_sol=own)

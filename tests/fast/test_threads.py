@@ -22,7 +22,7 @@ import pytest
 import elcvx
 from elcvx.engines import backend, blocks, threads
 from elcvx.errors import InvalidInputError
-from elcvx.fast import kernels
+from elcvx.passes import kernels
 from elcvx.model import Moments
 from elcvx.solutions import OnRead
 

@@ -252,7 +252,8 @@ def test_lower_bound_weights_cvxpy_path_agrees():
 def test_dpp_program_matches_fast_path_and_does_not_recompile(form, monkeypatch):
     from cvxpy.reductions.solvers.solving_chain import SolvingChain
 
-    from elcvx.cvx.inner import dro_phi, solve_certified
+    from elcvx.cvx.inner import solve_certified
+    from elcvx.learning.objective import dro_phi
     from elcvx.programs.learning import dro_inner
 
     rng = np.random.default_rng(11)

@@ -27,7 +27,7 @@ from ..model import origin_stats
 
 
 def _twin(kernel):
-    """``kernel``'s fused numba twin (:mod:`elcvx.fast.kernels_numba`) when the backend is
+    """``kernel``'s fused numba twin (:mod:`elcvx.passes.kernels_numba`) when the backend is
     numba (:func:`elcvx.engines.backend.kernels`), else None: each kernel below hands its block
     to its twin, so the folds and merges above see the same sums either way."""
     if backend.kernels() != "numba":
@@ -239,7 +239,7 @@ def bound_block(blk, sc, y, span=None):
 
 def centred_bound_block(blk, sc, y, span=None, T=None):
     """:func:`bound_block` in centred coordinates, ``F = (1, w - 1, g - b)`` (the rows of ``D``
-    and a constant), mixed by ``T`` if given (``F' = T' F``, :mod:`elcvx.fast.frames`): where
+    and a constant), mixed by ``T`` if given (``F' = T' F``, :mod:`elcvx.passes.frames`): where
     ``g`` is within ``1e-5`` of its target ``b`` (a target at the feasible set's edge)
     ``|lambda|`` reaches ``1e5``, and ``gamma + lambda . g`` cancels to the last digits of
     ``a``, which ``lambda . (g - b)`` keeps."""

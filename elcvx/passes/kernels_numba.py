@@ -1,11 +1,11 @@
-"""The fused twins of the block kernels of :mod:`elcvx.fast.kernels`, compiled by numba.
+"""The fused twins of the block kernels of :mod:`elcvx.passes.kernels`, compiled by numba.
 
 Each twin takes a block and its parameters as its numpy kernel does and returns the same
 partial sums in the same layout (None outside the objective's domain), to rounding: one
 compiled call per block that reads each input row once and releases the GIL for the whole
 block, so that a pass's threads (:mod:`elcvx.engines.threads`) run their blocks at once. The
 numpy kernels stay the reference (their docstrings define every sum);
-:mod:`elcvx.engines.backend` chooses between them, and :mod:`elcvx.fast.kernels` calls a twin
+:mod:`elcvx.engines.backend` chooses between them, and :mod:`elcvx.passes.kernels` calls a twin
 in place of its kernel.
 
 A twin goes over its block in runs of :data:`RUN` rows, whose temporaries (``a``, ``q``, the
@@ -13,7 +13,7 @@ features over ``a``) stay in the core's first-level cache: a run's elementwise l
 vector instructions, and its sums are BLAS dot products of the run's rows (each added to the
 block's sum). For the paper's own programs (the one feature ``w``, no counts), which every
 plain estimate and interval runs, a run's sums are instead taken together in one or two loops
-that keep them in registers (the fused sums of :mod:`elcvx.fast.numba_runs`, which alone are
+that keep them in registers (the fused sums of :mod:`elcvx.passes.numba_runs`, which alone are
 compiled with ``fastmath={"reassoc"}``), instead of a dozen dot products over the run. So the
 sums agree with the numpy kernels' (BLAS dot products of 10,000 terms added by ``math.fsum``)
 to a few units in the last place of the terms' size:
@@ -24,7 +24,7 @@ to a few units in the last place of the terms' size:
   every run with counts, takes one log per term); the likelihood's adds the exact rounding
   error of each ``a = 1 + s`` over ``a`` (Knuth's two-sum), as its numpy kernel does;
 * a bound's centred scatter is each run's about its own mean, merged into the block's by Chan
-  et al.'s update (as :func:`elcvx.fast.kernels.merge_moments` merges blocks);
+  et al.'s update (as :func:`elcvx.passes.kernels.merge_moments` merges blocks);
 * outside those sums no operation is reordered or fused (``fastmath=False``: no FMA
   contraction; and ``error_model="numpy"``: a division by zero gives numpy's infinity, not an
   exception), so ``1 + d x`` and ``q`` are the numpy kernels' to the last bit.
@@ -62,7 +62,7 @@ def _counts(c):
 
 @njit(**JIT)
 def _likelihood(F, targets, given_h, u, mode, value, has_value, c, has_c, x, scale, extra, out):
-    """:func:`elcvx.fast.kernels.loglik_block`'s sums away from the origin into ``out``
+    """:func:`elcvx.passes.kernels.loglik_block`'s sums away from the origin into ``out``
     (zeros, of its length); False outside the domain (some ``1 + d x <= 0``, or NaN)."""
     m0, n = len(F), F[0].size
     m = m0 + (1 if has_value else 0)
@@ -171,7 +171,7 @@ def _likelihood(F, targets, given_h, u, mode, value, has_value, c, has_c, x, sca
 
 @njit(**JIT)
 def _origin(F, targets, given_h, u, mode, value, has_value, c, has_c, scale, extra, out):
-    """:func:`elcvx.fast.kernels.loglik_block`'s sums at the origin into ``out`` (zeros)."""
+    """:func:`elcvx.passes.kernels.loglik_block`'s sums at the origin into ``out`` (zeros)."""
     m0, n = len(F), F[0].size
     m = m0 + (1 if has_value else 0)
     hh = 3 + m
@@ -225,7 +225,7 @@ def _origin(F, targets, given_h, u, mode, value, has_value, c, has_c, scale, ext
 
 
 def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
-    """The twin of :func:`elcvx.fast.kernels.loglik_block` (``span`` unused: every row is
+    """The twin of :func:`elcvx.passes.kernels.loglik_block` (``span`` unused: every row is
     checked)."""
     c, has_c = _counts(blk.c)
     cols = _columns(blk)
@@ -245,7 +245,7 @@ def loglik_block(blk, sc, x, value, origin, scale, extra=0, span=None):
 
 @njit(**JIT)
 def _bound(F, given_h, u, mode, c, has_c, y, out):
-    """:func:`elcvx.fast.kernels.bound_block`'s sums into ``out`` (zeros); False outside the
+    """:func:`elcvx.passes.kernels.bound_block`'s sums into ``out`` (zeros); False outside the
     domain (some ``a <= 0``, or NaN)."""
     nf, n = len(F), F[0].size
     # The paper's own programs (the one feature w, no counts) take a run's sums in two fused
@@ -338,7 +338,7 @@ def _bound(F, given_h, u, mode, c, has_c, y, out):
 
 
 def bound_block(blk, sc, y, span=None):
-    """The twin of :func:`elcvx.fast.kernels.bound_block` (``span`` unused: every row is
+    """The twin of :func:`elcvx.passes.kernels.bound_block` (``span`` unused: every row is
     checked)."""
     c, has_c = _counts(blk.c)
     m = blk.Ft.shape[0] + 1
@@ -351,7 +351,7 @@ def bound_block(blk, sc, y, span=None):
 
 @njit(**JIT)
 def _quadratic(F, targets, given_h, u, mode, c, has_c, x, out):
-    """:func:`elcvx.fast.kernels.quadratic_block`'s sums into ``out`` (zeros)."""
+    """:func:`elcvx.passes.kernels.quadratic_block`'s sums into ``out`` (zeros)."""
     m0, n = len(F), F[0].size
     m = m0 + 2
     sums = m * m
@@ -385,7 +385,7 @@ def _quadratic(F, targets, given_h, u, mode, c, has_c, x, out):
 
 
 def quadratic_block(blk, sc, x):
-    """The twin of :func:`elcvx.fast.kernels.quadratic_block`."""
+    """The twin of :func:`elcvx.passes.kernels.quadratic_block`."""
     c, has_c = _counts(blk.c)
     m = blk.Ft.shape[0] + 2
     out = np.zeros(m * m + m)
@@ -415,7 +415,7 @@ def _q(F, b, given_h, u, mode, value, has_value, x, scale, out):
 
 
 def q_block(blk, sc, x, value, scale, out):
-    """The twin of :func:`elcvx.fast.kernels.q_block` (the same operations: the same bits)."""
+    """The twin of :func:`elcvx.passes.kernels.q_block` (the same operations: the same bits)."""
     _q(*_columns(blk), 0.0 if value is None else float(value), value is not None,
        np.asarray(x, dtype=float), scale, out)
     return 0.0
@@ -434,7 +434,7 @@ def _bound_q(F, given_h, u, mode, y, kappa, out):
 
 
 def bound_q_block(blk, sc, y, kappa, out):
-    """The twin of :func:`elcvx.fast.kernels.bound_q_block` (the same operations: the same
+    """The twin of :func:`elcvx.passes.kernels.bound_q_block` (the same operations: the same
     bits)."""
     F, _, given_h, u, mode = _columns(blk)
     _bound_q(F, given_h, u, mode, np.asarray(y, dtype=float), kappa, out)

@@ -1,6 +1,6 @@
 """The duals' oracles: ``x -> (f, g, H, size)`` of the likelihood's dual (the MLE's and the
 profile's) and of the bound's, each evaluation one pass over the rows (a fold of a block kernel
-of :mod:`elcvx.fast.kernels`, wherever the rows are: :meth:`elcvx.model.Moments.reduce`), for the
+of :mod:`elcvx.passes.kernels`, wherever the rows are: :meth:`elcvx.model.Moments.reduce`), for the
 active-set method of :mod:`elcvx.fast.active_set`.
 
 Each oracle is an object whose last evaluation is a frozen record with named fields
@@ -58,6 +58,23 @@ class OriginPass:
     H: np.ndarray
     powers: np.ndarray | None
     stats: np.ndarray | None
+
+
+def memo(oracle):
+    """``oracle`` remembering its last point (the start's domain check is then free)."""
+    last_key, last_out = None, None
+
+    def cached(x):
+        nonlocal last_key, last_out
+        # (The point as a list of floats: compared as np.array_equal does, at less cost.)
+        key = np.asarray(x, dtype=float).ravel().tolist()
+        if last_key == key and all(t == t for t in key):
+            return last_out
+        out = oracle(x)
+        last_key, last_out = key, out
+        return out
+
+    return cached
 
 
 @dataclass(frozen=True)
@@ -142,7 +159,7 @@ class LikelihoodOracle:
 
 
 def _likelihood_pass(part, x, m, n, extra) -> LikelihoodPass:
-    """:class:`LikelihoodPass` from :func:`elcvx.fast.kernels.loglik_block`'s sums (``q`` and
+    """:class:`LikelihoodPass` from :func:`elcvx.passes.kernels.loglik_block`'s sums (``q`` and
     the sums per ``N``: the pass's ``scale``)."""
     q2 = np.empty((m + 1, m + 1))
     q2[0, :] = q2[:, 0] = part[-(m + 1):] / n
@@ -183,7 +200,7 @@ def likelihood_q(data, x, value=None):
 @dataclass(frozen=True)
 class BoundPass:
     """A bound pass at ``y``: ``kg = K geomean_c(a)`` (``a = F y + h``) and the pass's sums
-    (:class:`~elcvx.fast.kernels.BoundSums`, the certificate's)."""
+    (:class:`~elcvx.passes.kernels.BoundSums`, the certificate's)."""
 
     y: np.ndarray
     kg: float
@@ -192,7 +209,7 @@ class BoundPass:
 
 class BoundOracle:
     """``y -> (f, g, H, size)`` of ``K geomean_c(F y + h) - lin . y`` with ``F = (1, w, g)``
-    (or in a :class:`~elcvx.fast.frames.BoundFrame`'s coordinates, ``frame``);
+    (or in a :class:`~elcvx.passes.frames.BoundFrame`'s coordinates, ``frame``);
     ``-inf`` outside its domain; ``size = K geomean + |lin . y| + floor``, the terms that cancel
     in ``f`` and an absolute floor (:func:`elcvx.fast.bound.lower_bound_of`). The Hessian is
     ``kg`` times minus the covariance of ``F / a`` under the weights ``c / N``. ``last``: the

@@ -74,7 +74,7 @@ class BoundFrame(NamedTuple):
     def decorrelated(cls, b, sums):
         """Centred coordinates mixed by the unit upper triangular ``T`` under which the
         features' scatter ``sum c r r'`` (``r = F / a``, from a centred pass's
-        :class:`~elcvx.fast.kernels.BoundSums`) is diagonal (Gram–Schmidt, in the features'
+        :class:`~elcvx.passes.kernels.BoundSums`) is diagonal (Gram–Schmidt, in the features'
         order), the features' coefficients rounded to 24 bits (so that a feature that equals
         another on the rows mixes with it exactly); None where the scatter is not positive
         definite."""

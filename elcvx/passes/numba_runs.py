@@ -1,5 +1,5 @@
 """A run's compiled building blocks, shared by the block kernels of
-:mod:`elcvx.fast.kernels_numba`: a run's counts, features and value functional built row by
+:mod:`elcvx.passes.kernels_numba`: a run's counts, features and value functional built row by
 row, its sum of logs (one log per group of rows), its dot products, and the fused sums of the
 paper's own programs (one feature ``w``, no counts).
 
@@ -220,7 +220,7 @@ def stat_sums(w, h, size):
 
 @njit(**SUMS_JIT)
 def plain_run_sums(inv, r1, hi, size):
-    """A run's sums for :func:`elcvx.fast.kernels_numba._bound` with the one feature ``w`` and
+    """A run's sums for :func:`elcvx.passes.kernels_numba._bound` with the one feature ``w`` and
     no counts: ``sum h/a``, ``sum (h/a) (1/a)``, ``sum (h/a) (w/a)``, the means of ``1/a`` and
     ``w/a``, and the three sums of their products about those means, in two loops that keep
     them in registers."""
