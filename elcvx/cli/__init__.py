@@ -7,6 +7,7 @@
     elcvx select LOG --candidates C1,C2,... [--baseline logging|COL] [--method el|ls|...]
     elcvx demo
     elcvx datasets fetch [--ids IDS] [--dir DIR]
+    elcvx reproduce STUDY ...   (the studies: added by elcvx.__main__, the command's entry point)
 
 Exit status: 0 on success; 2 on a user error (an unknown option, an unreadable or malformed log,
 a missing column, a value out of its range), reported as one line ``elcvx: error: ...`` on
@@ -194,7 +195,10 @@ def _add_sequence_option(p):
                         "in order)")
 
 
-def build_parser():
+def build_parser(commands=()):
+    """The ``elcvx`` command's parser; ``commands``: functions that each add a subcommand to the
+    sub-parser collection they are given (:mod:`elcvx.__main__` adds the studies' ``reproduce``:
+    the library never imports its studies)."""
     parser = _Parser(prog="elcvx", description="Empirical likelihood for contextual bandits: "
                      "off-policy estimates and confidence intervals from a log file.")
     parser.add_argument("--version", action="version", version=f"elcvx {__version__}")
@@ -265,9 +269,8 @@ def build_parser():
                        help="a download that differs from the manifest is an error (not kept)")
     fetch.set_defaults(func=_cmd_datasets_fetch)
 
-    from ..experiments.cli import add_reproduce_parser  # registers `reproduce synthetic`
-
-    add_reproduce_parser(sub)
+    for add in commands:  # (the studies' `reproduce`: elcvx.__main__)
+        add(sub)
     return parser
 
 
@@ -501,9 +504,10 @@ def _fail(message, status):
     return status
 
 
-def main(argv=None):
-    """Run the ``elcvx`` command with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    parser = build_parser()
+def main(argv=None, commands=()):
+    """Run the ``elcvx`` command with ``argv`` (default ``sys.argv[1:]``) and the subcommands
+    ``commands`` adds (:func:`build_parser`); return the exit status."""
+    parser = build_parser(commands)
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:

@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from scipy import optimize
 
-from .. import _bandit_inputs as bi
+from . import _inputs as bi
 from .. import _validation as iv
 from ..errors import InvalidInputError
 
