@@ -32,7 +32,7 @@ from .args import positive_int
 from .plot import draw_profile, draw_sequence, require_matplotlib
 from .report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
                      notes_to_stderr, render_evaluate, render_profile, require_weights)
-from ..errors import ElcvxError, SolverError
+from ..errors import ElcvxError, SolverError, WeightWarning
 from .._extra_atom import DEFAULT_RHO, RHO_RULES
 from ..io import FORMATS, PDROP_MODES
 
@@ -280,8 +280,6 @@ def build_parser(commands=()):
 def _load(args):
     # A log whose weights fail Sample.weight_check is reported as a `note:` line (the readers put
     # it in the log's notes), not also as a Python warning on stderr.
-    from ..errors import WeightWarning
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeightWarning)
         return _read(args)

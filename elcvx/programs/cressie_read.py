@@ -38,6 +38,7 @@ import cvxpy as cp
 import numpy as np
 
 from .base import Program, sample_data
+from ..errors import InvalidInputError
 
 
 
@@ -49,8 +50,6 @@ def _default_w_ex(sample) -> float:
 
 
 def _check_w_ex(sample, w_ex) -> float:
-    from ..errors import InvalidInputError
-
     w_ex = float(w_ex)
     if w_ex not in (float(sample.wmin), float(sample.wmax)):
         raise InvalidInputError(
