@@ -42,7 +42,7 @@ API_PAGES = {
     "api/results.md": ["elcvx.results", "elcvx.results.EvaluationResult",
                        "elcvx.results.EstimateResult.confidence_interval"],
     "api/programs.md": ["elcvx.programs", "elcvx.programs.empirical_likelihood",
-                        "elcvx.programs.cressie_read", "elcvx.programs.learning"],
+                        "elcvx.programs.cr_primal", "elcvx.programs.learning"],
     "api/baselines.md": ["elcvx.baselines"],
     "api/estimators.md": ["elcvx.estimators", "elcvx.estimators.finite_sample",
                           "elcvx.estimators.el_betting"],

@@ -1,4 +1,5 @@
-r"""The Cressie-Read (lambda = -2) programs of the paper's last appendix, corrected, in cvxpy.
+r"""The Cressie-Read (lambda = -2) programs of the paper's last appendix, corrected, in cvxpy (the
+primal programs: named apart from :mod:`elcvx.cressie_read`, their closed forms).
 
 Two builders, whose closed-form solutions :mod:`elcvx.cressie_read` computes from sufficient
 statistics (the tests hold the two against each other):
