@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from .. import dispatch
-from .._extra_atom import extra_atom
+from ..extra_atom import extra_atom
 from ..errors import InvalidInputError
 from ..sample import Sample
 from . import quantiles

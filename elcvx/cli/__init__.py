@@ -33,7 +33,7 @@ from .plot import draw_profile, draw_sequence, require_matplotlib
 from .report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
                      notes_to_stderr, render_evaluate, render_profile, require_weights)
 from ..errors import ElcvxError, SolverError, WeightWarning
-from .._extra_atom import DEFAULT_RHO, RHO_RULES
+from ..extra_atom import DEFAULT_RHO, RHO_RULES
 from ..io import FORMATS, PDROP_MODES
 
 __all__ = ["METHODS", "build_parser", "evaluate_sample", "main"]
