@@ -125,3 +125,23 @@ def test_an_upward_import_breaks_the_layers(tmp_path, what):
     assert "The layers: each imports only from the layers below it BROKEN" in out
     importer = "elcvx." + path[:-3].replace("/", ".")
     assert importer in out  # the report names the module at fault
+
+
+def test_the_diagram_is_the_contract():
+    # docs/architecture.md draws the layers contract of pyproject.toml: its diagram's layers
+    # (separated by arrows; a layer's lines start in the first column, a note after "──" or on
+    # an indented line) are the contract's, in its order.
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10 (import-linter's own dependency)
+        import tomli as tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = page[page.index("```text") + len("```text"):]
+    block = block[:block.index("```")]
+    drawn = [" ".join(line.split("──")[0].strip() for line in layer.strip("\n").splitlines()
+                      if line and not line[0].isspace()).strip()
+             for layer in block.split("▼")]
+    assert drawn == [" ".join(layer.split()) for layer in contract["layers"]]
