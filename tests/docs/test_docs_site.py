@@ -55,9 +55,9 @@ API_PAGES = {
     "api/adapters.md": ["elcvx.adapters"],
     "api/testing.md": ["elcvx.testing"],
     "api/certify.md": ["elcvx.certify"],
-    "api/internals.md": ["elcvx.model", "elcvx.engines", "elcvx.fast", "elcvx.cvx",
+    "api/internals.md": ["elcvx.model", "elcvx.chunked", "elcvx.engines", "elcvx.fast", "elcvx.cvx",
                          "elcvx.dispatch", "elcvx.solutions", "elcvx.feasibility",
-                         "elcvx.calibration", "elcvx.checks"],
+                         "elcvx.calibration", "elcvx.checks", "elcvx.extra_atom"],
 }
 # Words of rendered text per API page; the single page this replaced had about 15,000.
 MAX_API_WORDS = 6000
