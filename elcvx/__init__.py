@@ -42,7 +42,6 @@ _SUBMODULES = (
     "cressie_read",
     "datasets",
     "errors",
-    "experiments",
     "io",
     "learning",
     "programs",

@@ -21,6 +21,8 @@ from numbers import Number
 
 import numpy as np
 
+from .errors import _require
+
 #: Rows of a table shown by ``_repr_html_`` before "... N rows in all".
 HTML_ROWS = 12
 
@@ -96,8 +98,6 @@ def table(result) -> tuple[list, list]:
 def to_frame(result):
     """A pandas DataFrame of :func:`table`; for a table result, the other fields in
     ``frame.attrs``. Imports pandas here (the ``io`` extra) and names the extra if it is absent."""
-    from .errors import _require
-
     pd = _require("pandas", "io", "to_frame()")
     columns, rows = table(result)
     frame = pd.DataFrame(rows, columns=columns)

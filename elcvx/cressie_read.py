@@ -23,7 +23,7 @@ and the divergence from the augmented empirical distribution is
   two. The upper bound is ``1 -`` the lower bound of ``1 - u``.
 
 The closed forms (derived in docs/baselines.md; tested against the cvxpy programs of
-:mod:`elcvx.programs.cressie_read`)
+:mod:`elcvx.programs.cr_primal`)
 -----------------------------------------------------------------------------------------------
 With ``g = w u`` and c-weighted *sums over the M atoms* ``C_ww = sum c (w - wbar)^2``,
 ``C_wg = sum c (w - wbar)(g - gbar)``, ``C_gg = sum c (g - gbar)^2``, ``wbar = sum c w / M``:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, MissingDependencyError
 from .sample import Sample
 
 #: Smallest action probability of the example log's epsilon-greedy logging policy (0.25 / 4).
@@ -286,8 +286,6 @@ def _sklearn_fetch():
     try:
         from sklearn.datasets import fetch_openml as fetch
     except ImportError:
-        from .errors import MissingDependencyError
-
         raise MissingDependencyError("downloading the OpenML datasets needs scikit-learn, which is "
                                      "not installed: pip install 'elcvx[data]'") from None
     return fetch

@@ -195,8 +195,8 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     data = Moments(a, constraints, atoms, value=value)
     data.estimate_coef = (2.0, 1.0, 1.0)  # |(w_a - w_b)(u - rho)| <= w_a + w_b = 2 + d_a + d_b
     negated = (-value[0], -value[2], -value[1])
-    cvx = dispatch._cvx_module  # imports cvxpy only when the cvxpy path runs
-    mle, path = dispatch._run(method, lambda: fast.mle_of(data),
+    cvx = dispatch.cvx_module  # imports cvxpy only when the cvxpy path runs
+    mle, path = dispatch.solve(method, lambda: fast.mle_of(data),
                                lambda: cvx().mle_of(data, a, constraints, atoms, polish=fast.polish),
                                "the MLE of the difference",
                                feasible=dispatch.feasibility(a, constraints, atoms, data))
@@ -216,7 +216,7 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     for model, val, end in ((data, value, "lower"), (data.negated(), negated, "upper")):
         if end not in quantiles.solved_sides(alternative):
             continue
-        sol, used = dispatch._run(
+        sol, used = dispatch.solve(
             method, lambda: fast.lower_bound_of(model, mle.loglik, quantile, mle),
             lambda: cvx().lower_bound(a, loglik=mle.loglik, quantile=quantile,
                                       constraints=constraints, atoms=atoms, value=val,

@@ -29,7 +29,7 @@ def _ok(status) -> bool:
     return Status.of(status).optimal
 
 
-def _run(method, fast_call, cvx_call, what, in_memory=True, feasible=None):
+def solve(method, fast_call, cvx_call, what, in_memory=True, feasible=None):
     """``(solution, path)``; ``method`` as the public functions have validated it. The cvxpy
     path needs the rows in memory (``in_memory``): a scanned log has the fast path only.
     ``feasible()``, where a solver fails, raises the error that says the model cannot hold
@@ -58,7 +58,7 @@ def _run(method, fast_call, cvx_call, what, in_memory=True, feasible=None):
 
 
 def feasibility(sample, constraints, atoms, data=None):
-    """The check :func:`_run` makes for a model in memory (None for a scanned log)."""
+    """The check :func:`solve` makes for a model in memory (None for a scanned log)."""
     if not _in_memory(sample):
         return None
 
@@ -81,11 +81,11 @@ def mle(sample, method, model=None):
     nothing a caller does to a result can change a later answer.
     """
     constraints, atoms = model if model is not None else ((), None)
-    run = lambda: _run(method, lambda: fast.mle(sample, constraints, atoms),  # noqa: E731
-                       lambda: _cvx_module().mle(sample, constraints, atoms, polish=fast.polish),
-                       "the MLE" + ("" if model is None else " with constraints"),
-                       _in_memory(sample),
-                       None if model is None else feasibility(sample, constraints, atoms))
+    run = lambda: solve(method, lambda: fast.mle(sample, constraints, atoms),  # noqa: E731
+                        lambda: cvx_module().mle(sample, constraints, atoms, polish=fast.polish),
+                        "the MLE" + ("" if model is None else " with constraints"),
+                        _in_memory(sample),
+                        None if model is None else feasibility(sample, constraints, atoms))
     if model is not None:
         return run()
     cache = _MLE_CACHE.setdefault(sample, {})
@@ -105,24 +105,24 @@ def mle(sample, method, model=None):
 def lower_bound(sample, mle_sol, quantile, side, method, model=None):
     """The lower bound of ``u`` (``side="lower"``) or of ``1 - u``."""
     constraints, atoms = model if model is not None else ((), None)
-    return _run(method,
-                lambda: fast.lower_bound(sample, constraints, mle_sol.loglik, quantile, side,
-                                            atoms, mle_sol),
-                lambda: _cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
-                                                  side=side, constraints=constraints, atoms=atoms,
-                                                  mle_sol=mle_sol, polish=fast.polish),
-                f"the {side} bound" + ("" if model is None else " with constraints"),
-                _in_memory(sample))
+    return solve(method,
+                 lambda: fast.lower_bound(sample, constraints, mle_sol.loglik, quantile, side,
+                                             atoms, mle_sol),
+                 lambda: cvx_module().lower_bound(sample, loglik=mle_sol.loglik, quantile=quantile,
+                                                   side=side, constraints=constraints, atoms=atoms,
+                                                   mle_sol=mle_sol, polish=fast.polish),
+                 f"the {side} bound" + ("" if model is None else " with constraints"),
+                 _in_memory(sample))
 
 
 def profile(sample, v_unit, mle_sol, method, model=None):
     """The profile likelihood at each ``v_unit`` (the unit reward scale)."""
     constraints, atoms = model if model is not None else ((), None)
-    return _run(method, lambda: fast.profile(sample, constraints, v_unit, atoms, mle_sol),
-                lambda: _cvx_module().profile(sample, v_unit, constraints, atoms,
-                                              polish=fast.polish),
-                "the profile likelihood" + ("" if model is None else " with constraints"),
-                _in_memory(sample))
+    return solve(method, lambda: fast.profile(sample, constraints, v_unit, atoms, mle_sol),
+                 lambda: cvx_module().profile(sample, v_unit, constraints, atoms,
+                                             polish=fast.polish),
+                 "the profile likelihood" + ("" if model is None else " with constraints"),
+                 _in_memory(sample))
 
 
 def _in_memory(sample) -> bool:
@@ -130,7 +130,7 @@ def _in_memory(sample) -> bool:
     return sample.in_memory
 
 
-def _cvx_module():
+def cvx_module():
     # Imported lazily: cvxpy is slow to import and the fast path never needs it.
     from . import cvx
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from . import baselines, dispatch
 from . import _validation as iv
 from . import constraints as mc
-from ._extra_atom import choose_rho, extra_atom
+from .extra_atom import choose_rho, extra_atom
 from .interval import interval
 from .results import ConfidenceInterval, EstimateResult
 from .sample import Sample, check_sample, notes_of

@@ -10,7 +10,7 @@ from . import dispatch
 from .calibration import bootstrap, quantiles
 from . import _validation as iv
 from . import constraints as mc
-from ._extra_atom import extra_atom
+from .extra_atom import extra_atom
 from .errors import InvalidInputError
 from .results import BoundResult, IntervalResult, ProfileResult
 from .sample import check_sample, notes_of

@@ -1,7 +1,7 @@
 """The one model every solver takes: a log's rows, the extra atoms, the moment constraints and
 the value functional, on the unit reward scale.
 
-:class:`Moments` holds a sample's rows (or, :class:`elcvx.engines.rows.ChunkedMoments`, a log's
+:class:`Moments` holds a sample's rows (or, :class:`elcvx.chunked.ChunkedMoments`, a log's
 chunks: :func:`model_of` picks), the atoms (:func:`elcvx.constraints.extra_atoms`) and the
 value ``h`` whose expectation is bounded (a policy's ``w u``, or a difference's). Both solver
 paths read it: the fast path (:mod:`elcvx.fast`) folds its kernels over its rows

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _convert
 from ._validation import readonly
+from .errors import InvalidInputError
 
 if TYPE_CHECKING:  # (annotations only: pandas is an optional dependency)
     import pandas
@@ -202,8 +203,6 @@ class EstimateResult(_ReadOnlyArrays):
         (0.3652, 0.9704)
         """
         if self._interval is None:
-            from .errors import InvalidInputError
-
             raise InvalidInputError("this EstimateResult was not built by elcvx.estimate (it "
                                     "holds no sample): call elcvx.interval(sample, ...)")
         return self._interval(confidence_level=confidence_level, calibration=calibration,

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Callable, ClassVar
 
 import numpy as np
 
-from .calibration import quantiles
 from . import _validation as iv
 from .errors import InvalidInputError
 

@@ -1,10 +1,17 @@
 """The package's layers, as its imports (docs/architecture.md): the contracts of pyproject.toml
-(``[tool.importlinter]``: what each layer may not import, imports inside functions counted) and
-no import circle anywhere in the package."""
+(``[tool.importlinter]``: one "layers" contract, each module importing only from the layers
+below its own, and "forbidden" ones that say more; imports inside functions counted) and no
+import circle anywhere in the package."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 import grimp
 from importlinter.cli import lint_imports
@@ -76,3 +83,65 @@ forbidden_modules = ["elcvx.model"]
     monkeypatch.syspath_prepend(str(ROOT))
     assert lint_imports(config_filename=str(tmp_path / "contracts.toml"), no_cache=True,
                         no_logo=True) != 0
+
+
+# Upward imports the package once made (issue 37), each appended to a copy of the package.
+UPWARD = {
+    "the engines read the model": ("engines/rows.py", "from ..model import Moments\n"),
+    "the library's command imports its studies": ("cli/args.py", "from .. import experiments\n"),
+}
+
+
+def _lint_copy(tmp_path, edit=None):
+    """import-linter's exit status on a copy of the package (``edit``: a line appended to one of
+    its files), with this repository's contracts; in a fresh interpreter, whose ``elcvx`` is the
+    copy."""
+    shutil.copytree(ROOT / "elcvx", tmp_path / "elcvx",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.csv"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    if edit is not None:
+        path, line = edit
+        with open(tmp_path / "elcvx" / path, "a") as f:
+            f.write(line)
+    code = ("import sys\nfrom importlinter.cli import lint_imports\n"
+            "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True, no_logo=True))")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    return run.returncode, run.stdout
+
+
+def test_the_copy_keeps_the_layers(tmp_path):
+    code, out = _lint_copy(tmp_path)
+    assert code == 0, out
+    assert "The layers: each imports only from the layers below it KEPT" in out
+
+
+@pytest.mark.parametrize("what", sorted(UPWARD))
+def test_an_upward_import_breaks_the_layers(tmp_path, what):
+    path, _ = UPWARD[what]
+    code, out = _lint_copy(tmp_path, UPWARD[what])
+    assert code != 0
+    assert "The layers: each imports only from the layers below it BROKEN" in out
+    importer = "elcvx." + path[:-3].replace("/", ".")
+    assert importer in out  # the report names the module at fault
+
+
+def test_the_diagram_is_the_contract():
+    # docs/architecture.md draws the layers contract of pyproject.toml: its diagram's layers
+    # (separated by arrows; a layer's lines start in the first column, a note after "──" or on
+    # an indented line) are the contract's, in its order.
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10 (import-linter's own dependency)
+        import tomli as tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = page[page.index("```text") + len("```text"):]
+    block = block[:block.index("```")]
+    drawn = [" ".join(line.split("──")[0].strip() for line in layer.strip("\n").splitlines()
+                      if line and not line[0].isspace()).strip()
+             for layer in block.split("▼")]
+    assert drawn == [" ".join(layer.split()) for layer in contract["layers"]]

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from .. import dispatch
-from .._extra_atom import extra_atom
+from ..extra_atom import extra_atom
 from ..errors import InvalidInputError
 from ..sample import Sample
 from . import quantiles
@@ -107,8 +107,8 @@ def statistics(sample, resamples_: int, generator: np.random.Generator, progress
 
 def _progress_bar(resamples_: int, progress):
     """The bootstrap's bar on stderr: ``progress`` True, False or None (on a terminal), drawn
-    after :data:`elcvx.io.progress.SLOW_SECONDS`."""
-    from ..io import progress as bars
+    after :data:`elcvx.engines.progress.SLOW_SECONDS`."""
+    from ..engines import progress as bars
 
     enabled = bars.on_terminal() if progress is None else bool(progress)
     return bars.Progress("bootstrap calibration", resamples_, enabled, unit="resamples",

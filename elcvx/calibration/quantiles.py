@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from .._validation import CALIBRATIONS, option
+from ..errors import InvalidInputError
 
 
 def quantile(calibration: str, confidence: float, n: float) -> float:
@@ -69,8 +70,6 @@ def two_sided_level(confidence: float, alternative: str) -> float:
     bootstrap thresholds at ``1 - 2 alpha``). Needs ``confidence > 1/2``; ``"two-sided"``
     returns ``confidence`` itself.
     """
-    from ..errors import InvalidInputError
-
     alternative = option("alternative", alternative, ALTERNATIVES)
     if alternative == "two-sided":
         return confidence

@@ -7,6 +7,7 @@
     elcvx select LOG --candidates C1,C2,... [--baseline logging|COL] [--method el|ls|...]
     elcvx demo
     elcvx datasets fetch [--ids IDS] [--dir DIR]
+    elcvx reproduce STUDY ...   (the studies: added by elcvx.__main__, the command's entry point)
 
 Exit status: 0 on success; 2 on a user error (an unknown option, an unreadable or malformed log,
 a missing column, a value out of its range), reported as one line ``elcvx: error: ...`` on
@@ -31,8 +32,8 @@ from .args import positive_int
 from .plot import draw_profile, draw_sequence, require_matplotlib
 from .report import (METHODS, CannotWrite, UsageError, evaluate_report, evaluate_sample, grid,
                      notes_to_stderr, render_evaluate, render_profile, require_weights)
-from ..errors import ElcvxError, SolverError
-from .._extra_atom import DEFAULT_RHO, RHO_RULES
+from ..errors import ElcvxError, SolverError, WeightWarning
+from ..extra_atom import DEFAULT_RHO, RHO_RULES
 from ..io import FORMATS, PDROP_MODES
 
 __all__ = ["METHODS", "build_parser", "evaluate_sample", "main"]
@@ -194,7 +195,10 @@ def _add_sequence_option(p):
                         "in order)")
 
 
-def build_parser():
+def build_parser(commands=()):
+    """The ``elcvx`` command's parser; ``commands``: functions that each add a subcommand to the
+    sub-parser collection they are given (:mod:`elcvx.__main__` adds the studies' ``reproduce``:
+    the library never imports its studies)."""
     parser = _Parser(prog="elcvx", description="Empirical likelihood for contextual bandits: "
                      "off-policy estimates and confidence intervals from a log file.")
     parser.add_argument("--version", action="version", version=f"elcvx {__version__}")
@@ -265,9 +269,8 @@ def build_parser():
                        help="a download that differs from the manifest is an error (not kept)")
     fetch.set_defaults(func=_cmd_datasets_fetch)
 
-    from ..experiments.cli import add_reproduce_parser  # registers `reproduce synthetic`
-
-    add_reproduce_parser(sub)
+    for add in commands:  # (the studies' `reproduce`: elcvx.__main__)
+        add(sub)
     return parser
 
 
@@ -277,8 +280,6 @@ def build_parser():
 def _load(args):
     # A log whose weights fail Sample.weight_check is reported as a `note:` line (the readers put
     # it in the log's notes), not also as a Python warning on stderr.
-    from ..errors import WeightWarning
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeightWarning)
         return _read(args)
@@ -501,9 +502,10 @@ def _fail(message, status):
     return status
 
 
-def main(argv=None):
-    """Run the ``elcvx`` command with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    parser = build_parser()
+def main(argv=None, commands=()):
+    """Run the ``elcvx`` command with ``argv`` (default ``sys.argv[1:]``) and the subcommands
+    ``commands`` adds (:func:`build_parser`); return the exit status."""
+    parser = build_parser(commands)
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:

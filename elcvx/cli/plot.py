@@ -8,12 +8,11 @@ import os
 import tempfile
 
 from .report import CannotWrite, UsageError, _n
+from ..errors import _require
 
 
 def require_matplotlib():
     """matplotlib with the Agg backend, or MissingDependencyError naming the ``plot`` extra."""
-    from ..errors import _require
-
     mpl = _require("matplotlib", "plot", "elcvx profile --plot")
     mpl.use("Agg", force=True)
     return mpl

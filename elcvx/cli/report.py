@@ -15,6 +15,7 @@ from ..evaluation import LABELS, METHODS, evaluate  # noqa: F401  (METHODS: elcv
 from ..evaluation import _number as _num  # a float for JSON: None for NaN and infinities
 from ..evaluation import cr_calibration as _cr
 from ..evaluation import rho_text as _rho_text
+from ..errors import InvalidInputError
 
 _LABELS = {**LABELS, "betting-cs": "Betting CS", "ddrm-cs": "DDRM CS"}
 
@@ -69,8 +70,6 @@ def require_weights(log, method):
     :meth:`~elcvx.Sample.weight_check` (any of its notes; the MLE it solves is cached, so the
     evaluation that follows a pass does not solve it again)."""
     from ..checks import weight_check, weights_note
-    from ..errors import InvalidInputError
-
     chk = weight_check(log.sample, method)
     if not chk:
         raise InvalidInputError(f"the weight check failed (--strict): "

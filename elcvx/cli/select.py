@@ -20,7 +20,7 @@ import warnings
 
 from .. import __version__
 from .. import _validation as iv
-from ..errors import WeightWarning
+from ..errors import InvalidInputError, WeightWarning
 from ..selection import METHODS, RULES
 from .report import STRICT_HINT, UsageError, _csv, _num, notes_to_stderr
 
@@ -114,8 +114,6 @@ def _cmd_select(args):
                           engine="dask" if client is not None else "memory", client=client)
     notes = weight_notes(log, args)
     if notes and args.strict:
-        from ..errors import InvalidInputError
-
         raise InvalidInputError(f"the weight check failed (--strict): {notes[0]}", field="weights")
     res = select(log.target_probs, log.logging_probs, log.rewards, pmin=args.pmin,
                  wmax=args.wmax, rmin=args.rmin, rmax=args.rmax, names=log.names,

@@ -1,8 +1,8 @@
 """The learning game's inner program (:mod:`elcvx.programs.learning`), solved: Clarabel's answer
 certified (:func:`solve_certified`, by :mod:`elcvx.verdict`) as every cvxpy answer of the package
-is. Its likelihood radius ``phi`` at the policy's weights is
-:func:`elcvx.learning.objective.dro_phi`'s (from the fast path's MLE, which this package does not
-import).
+is, or read as Clarabel left it (:func:`read_solution`). Its likelihood radius ``phi`` at the
+policy's weights is :func:`elcvx.learning.objective.dro_phi`'s (from the fast path's MLE, which
+this package does not import).
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import numpy as np
 from .. import verdict
 from ..model import Moments
 from ..programs.base import CERTIFIED_ATTEMPTS, Program
-from ..programs.learning import _dual_point
+from ..programs.learning import dual_point
+from ..sample import Sample
 from ..solutions import BoundSolution
 from .solve import Rejected, _scalar, _status
-
-from ..sample import Sample
 
 
 def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
@@ -56,7 +55,7 @@ def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
     found = {}
 
     def check(p):
-        gamma, beta = (_scalar(x) for x in reversed(_dual_point(p)))
+        gamma, beta = (_scalar(x) for x in reversed(dual_point(p)))
         if gamma is None or beta is None:
             return Rejected("no dual point")
         sol = verdict.bound_at(data, mle.loglik, quantile, np.array([gamma, beta]), mle.gap)
@@ -69,3 +68,25 @@ def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
     form = info["form"]
     return found["sol"]._replace(status=_status(form, (form,), program.log[-1][0],
                                                      program.log[-1][1]))
+
+
+def read_solution(program: Program) -> BoundSolution:
+    """The value, duals ``(beta, gamma, kappa)`` and per-example ``q`` of a solved inner program,
+    as Clarabel left them (:func:`solve_certified` certifies them).
+
+    ``q_n = kappa / (gamma + beta w_n + w_n u_n)`` at the parameter value ``w`` last solved for,
+    the same :class:`~elcvx.solutions.BoundSolution` that the fast path returns.
+    """
+    info = program.info
+    N, u = info["N"], info["u"]
+    w = np.asarray(program.parameters["w"].value, dtype=float)
+    beta, gamma = (float(x) for x in dual_point(program))
+    if info["form"] == "dual":
+        kappa = float(program.variables["K"].value) / N
+        a = gamma + beta * w + w * u
+        q = kappa / np.where(a > 0, a, np.inf)
+    else:
+        kappa = float(program.constraints["loglik"].dual_value) / N
+        q = np.asarray(program.variables["q"].value, dtype=float)
+    return BoundSolution(value=float(program.problem.value), beta=beta, gamma=gamma,
+                         kappa=kappa, q=q, status=str(program.problem.status))

@@ -174,12 +174,12 @@ def _run(what, builders, order, attempts, certify_at, refine_from, interleave=Fa
 
 def _shows_progress(label):
     """On a terminal, ``label ... 12 s`` on stderr while the decorated solve runs over a few
-    seconds (:func:`elcvx.io.progress.stage`); ``label`` may be a function of the arguments."""
+    seconds (:func:`elcvx.engines.progress.stage`); ``label`` may be a function of the arguments."""
 
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            from ..io.progress import stage
+            from ..engines.progress import stage
 
             with stage(label(*args, **kwargs) if callable(label) else label):
                 return fn(*args, **kwargs)

@@ -16,10 +16,9 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from .. import constraints as mc
 from .blocks import fold_blocks, model_block, scratch_rows, thread_scratch
+from .progress import Progress
 from .threads import num_threads
-from ..model import Moments
 
 
 @runtime_checkable
@@ -82,38 +81,6 @@ def chunk_fold(kernel, merge, b, select, side, params, cols: Columns, threads=No
                            num_threads(threads))
 
 
-class ChunkedMoments(Moments):
-    """The model of :class:`~elcvx.model.Moments` (a policy's value, with its extra atoms),
-    its rows in an engine's chunks: each pass is one ``map_reduce``; no per-row array is held,
-    so solutions have ``q = None`` and report its sums instead."""
-
-    in_memory = False
-
-    def __init__(self, scan, constraints=(), atoms=None, side="lower"):
-        constraints = mc.check(scan, constraints)
-        self.engine = scan.engine
-        self.n = float(scan.n)
-        self.rows = int(scan.n_rows)
-        self.k = len(constraints)
-        self.b = np.array([c.target for c in constraints], dtype=float)
-        # Each constraint names one of the scan's columns: its row of the chunks' G.
-        self.select = tuple(scan.constraint_columns.index(c.values) for c in constraints)
-        self.side = side
-        self.atoms = mc.extra_atoms(scan, constraints, atoms)
-        self.value_range = (0.0, 1.0)
-        wa = self.atoms[:, 0]
-        self.h_lo, self.h_hi = np.zeros(len(wa)), np.where(np.isfinite(wa), wa, 1.0)
-        self.nonnegative = True
-        self._stats = None
-
-    def reduce(self, kernel, merge, *params, out=None):
-        # (An engine whose chunks run in parallel already, a cluster's, says how many threads
-        # each may take: ``threads_per_chunk``.)
-        fn = functools.partial(chunk_fold, kernel, merge, tuple(self.b), self.select, self.side,
-                               params, threads=getattr(self.engine, "threads_per_chunk", None))
-        return self.engine.map_reduce(fn, merge)
-
-
 class InMemoryChunks:
     """An engine over chunks held in a list (tests, and the stream engine's cache);
     ``progress``: draw each pass on stderr."""
@@ -138,8 +105,6 @@ class Passes:
         self.rows, self.enabled, self.count = int(rows), bool(enabled), 0
 
     def __call__(self, chunks):
-        from ..io.progress import Progress
-
         self.count += 1
         if not self.enabled:
             yield from chunks

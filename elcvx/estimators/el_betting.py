@@ -55,7 +55,7 @@ import math
 import numpy as np
 
 from .. import fast
-from .._extra_atom import extra_atom
+from ..extra_atom import extra_atom
 from ..errors import InvalidInputError
 from ..sample import Sample
 

@@ -13,5 +13,7 @@
 
 Every study computes its numbers on a sample with :func:`elcvx.evaluation.evaluate_all` and runs
 its tasks, reports progress and writes its tables with :mod:`elcvx.experiments._running`.
-Nothing here is imported by ``import elcvx``.
+Nothing here is imported by ``import elcvx`` nor by any module of the library (the layers
+contract of ``pyproject.toml``): the ``elcvx`` command reaches ``reproduce`` through
+:mod:`elcvx.__main__`, the one module above the studies.
 """

@@ -33,8 +33,8 @@ name (``.csv``, ``.tsv``, ``.parquet``/``.pq``, ``.jsonl``/``.ndjson``/``.json``
 and the ``index``, ``split`` and ``table`` orients). Conventions where the formats are silent are in
 ``docs/cli.md``.
 
-One module each: ``spec`` (:class:`LogSpec`), ``progress`` (the progress bar), ``files``
-(opening: gzip, UTF-8), ``formats`` (which format), ``columns``, ``tables`` and ``json_tables`` (a file to a DataFrame),
+One module each: ``spec`` (:class:`LogSpec`), ``files``
+(opening: gzip, UTF-8; the bar of :mod:`elcvx.engines.progress`), ``formats`` (which format), ``columns``, ``tables`` and ``json_tables`` (a file to a DataFrame),
 ``frames`` (a DataFrame to a :class:`~elcvx.Sample`), ``logs`` (:func:`read_log`), ``dsjson``
 (:func:`read_dsjson`), ``sources`` (the files of a folder or glob, in chunks) and ``stream``
 (:func:`read_log_compressed`), ``scan`` (:func:`scan_log`); the public names are imported here.

@@ -27,7 +27,7 @@ from .._validation import plural
 from ..errors import ElcvxError, InvalidInputError, _require
 from .columns import _missing_columns, _no_duplicates, _pandas, numbers
 from .frames import _sample_from_frame
-from .progress import Progress, progress_enabled
+from ..engines.progress import Progress, progress_enabled
 from .logscan import LogScan, _constraint_values
 from .spec import LogSpec
 from .stream import _resolve

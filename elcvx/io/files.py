@@ -10,7 +10,7 @@ import io as _stdio
 import os
 
 from ..errors import InvalidInputError
-from .progress import Progress, progress_enabled
+from ..engines.progress import Progress, progress_enabled
 
 
 _GZIP_MAGIC = b"\x1f\x8b"

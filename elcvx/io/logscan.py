@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..engines.rows import ChunkedMoments
+from ..chunked import ChunkedMoments
 from ..errors import InvalidInputError
 from ..passes.kernels import add
 from ..sample import RewardScale
@@ -101,7 +101,7 @@ class LogScan(RewardScale):
             yield sample, _logging_probs(df, spec)
 
     def moments(self, constraints=(), atoms=None, side="lower"):
-        """The solvers' model of the log's rows (:class:`elcvx.engines.rows.ChunkedMoments`); each
+        """The solvers' model of the log's rows (:class:`elcvx.chunked.ChunkedMoments`); each
         constraint names one of :attr:`constraint_columns`."""
         return ChunkedMoments(self, constraints, atoms, side)
 

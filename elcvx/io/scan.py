@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engines.rows import Columns, InMemoryChunks, Passes, columns_of, reduce_chunks
 from ..errors import InvalidInputError
-from .progress import progress_enabled
+from ..engines.progress import progress_enabled
 from .sources import _total_bytes
 from .spec import LogSpec
 from .logscan import LogScan, _constraint_values, _names

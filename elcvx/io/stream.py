@@ -20,7 +20,7 @@ from ..errors import InvalidInputError
 from ..sample import Sample
 from .frames import _logging_probs, _sample_from_frame
 from .logs import Log
-from .progress import Progress, progress_enabled
+from ..engines.progress import Progress, progress_enabled
 from .sources import _batches, _columns_of, _log_files, _total_bytes
 from .columns import _pandas
 from .spec import LogSpec

@@ -16,7 +16,7 @@ from .columns import _missing_columns, _no_duplicates, _pandas
 from .files import _check_path, _is_gzip, _Opened
 from .formats import _format
 from .json_tables import _read_jsonl
-from .progress import Progress, progress_enabled
+from ..engines.progress import Progress, progress_enabled
 from .spec import LogSpec
 
 if TYPE_CHECKING:  # (annotations only: pandas is imported when a table is read)

@@ -21,12 +21,13 @@ solvers of this max-min game:
 
 The EL point estimate (``objective="estimate"``) and IPS (``objective="ips"``) are offered as
 objectives too, so that the three can be compared (``examples/learn_policy.py``;
-:class:`SyntheticBandit`, from :mod:`elcvx.experiments.bandit`, has known true values). See
+:class:`SyntheticBandit`, :mod:`~elcvx.learning.bandit`, has known true values). See
 ``docs/learning.md``.
 
 The package: :mod:`~elcvx.learning.policies` (the protocols and the learners),
 :mod:`~elcvx.learning.objective` (the objectives and their gradients in ``w``, solved through
-:mod:`elcvx.dispatch`), :mod:`~elcvx.learning.fitting` (:func:`fit`, the two solvers).
+:mod:`elcvx.dispatch`), :mod:`~elcvx.learning.fitting` (:func:`fit`, the two solvers),
+:mod:`~elcvx.learning.bandit` (:class:`SyntheticBandit`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from __future__ import annotations
 from .policies import Learner, DifferentiablePolicy, LinearSoftmaxPolicy, VowpalWabbitPolicy
 from .fitting import fit, FitResult, FitStep
 from .objective import lower_bound_weights, value_and_grad
-from ..experiments.bandit import SyntheticBandit
+from .bandit import SyntheticBandit
 
 __all__ = [
     "Learner",

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize
 
-from .. import _bandit_inputs as bi
+from . import _inputs as bi
 from .. import _validation as iv
 from ..errors import InvalidInputError
 from ..sample import Sample

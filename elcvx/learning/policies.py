@@ -14,9 +14,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from scipy import optimize
 
-from .. import _bandit_inputs as bi
+from . import _inputs as bi
 from .. import _validation as iv
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, _require
 
 __all__ = ["Learner", "DifferentiablePolicy", "LinearSoftmaxPolicy", "VowpalWabbitPolicy"]
 
@@ -258,8 +258,6 @@ class VowpalWabbitPolicy:
             raise InvalidInputError(f"args={args!r} must be a string of VW arguments")
         self.args = args
         if workspace is None:
-            from ..errors import _require
-
             vw = _require("vowpalwabbit", "vw", "VowpalWabbitPolicy")
             workspace = vw.Workspace(f"--cb_explore {self.n_actions} --cb_type ips --epsilon 0 "
                                      f"--quiet {args}")

@@ -19,7 +19,7 @@ from .empirical_likelihood import (
     profile_dual,
     profile_primal,
 )
-from .cressie_read import cr_estimate_primal, cr_lower_bound_primal
+from .cr_primal import cr_estimate_primal, cr_lower_bound_primal
 
 # The inner problem of lower-bound policy learning (elcvx.learning), a DPP program in w(pi).
 from .learning import DPP_MAX_ROWS, dro_inner, dro_inner_dual, dro_inner_primal

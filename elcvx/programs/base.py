@@ -206,8 +206,6 @@ SIDES = ("lower", "upper")
 def sample_data(sample, side="lower"):
     """``(w, u, c, N, wmin, wmax)`` of a sample on the unit reward scale (``1 - u`` for "upper")."""
     if side not in SIDES:
-        from ..errors import InvalidInputError
-
         raise InvalidInputError(f"side={side!r} is not valid; choose one of 'lower', 'upper'")
     w = np.asarray(sample.w, dtype=float)
     u = np.asarray(sample.u, dtype=float)

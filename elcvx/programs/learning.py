@@ -42,7 +42,6 @@ import math
 import cvxpy as cp
 import numpy as np
 
-from ..solutions import BoundSolution
 from ..errors import InvalidInputError
 from .base import Program
 from .empirical_likelihood import lower_bound_problem
@@ -84,7 +83,7 @@ def dro_inner_primal(sample) -> Program:
     ``loglik``: ``(1/N) c.log(y) >= phi/N + log N``.
     Duals: ``gamma = constraints["mass"].dual_value``,
     ``beta = constraints["weight"].dual_value``, ``kappa = constraints["loglik"].dual_value / N``
-    (:func:`read_solution` does this).
+    (:func:`elcvx.cvx.inner.read_solution` does this).
 
     Returns
     -------
@@ -136,7 +135,8 @@ def dro_inner_dual(sample) -> Program:
     Examples
     --------
     >>> import elcvx
-    >>> from elcvx.programs.learning import dro_inner_dual, read_solution
+    >>> from elcvx.programs.learning import dro_inner_dual
+    >>> from elcvx.cvx.inner import read_solution
     >>> from elcvx.learning.objective import dro_phi
     >>> s = elcvx.Sample([0.0, 2.0, 2.0, 0.5], [0.0, 1.0, 0.5, 1.0], wmax=10)
     >>> prog = dro_inner_dual(s)
@@ -170,33 +170,9 @@ def dro_inner(sample, *, form="dual") -> Program:
     return dro_inner_dual(sample) if form == "dual" else dro_inner_primal(sample)
 
 
-def _dual_point(program: Program):
+def dual_point(program: Program):
     """``(beta, gamma)`` of a solved inner program: the dual's variables, or the multipliers of
     the primal's constraints ``weight`` and ``mass``."""
     if program.info["form"] == "dual":
         return program.variables["beta"].value, program.variables["gamma"].value
     return program.constraints["weight"].dual_value, program.constraints["mass"].dual_value
-
-
-def read_solution(program: Program) -> BoundSolution:
-    """The value, duals ``(beta, gamma, kappa)`` and per-example ``q`` of a solved inner program,
-    as Clarabel left them (:func:`elcvx.cvx.inner.solve_certified` certifies them).
-
-    ``q_n = kappa / (gamma + beta w_n + w_n u_n)`` at the parameter value ``w`` last solved for,
-    the same :class:`~elcvx.solutions.BoundSolution` that the fast path returns.
-    """
-    info = program.info
-    N, u = info["N"], info["u"]
-    w = np.asarray(program.parameters["w"].value, dtype=float)
-    beta, gamma = (float(x) for x in _dual_point(program))
-    if info["form"] == "dual":
-        kappa = float(program.variables["K"].value) / N
-        a = gamma + beta * w + w * u
-        q = kappa / np.where(a > 0, a, np.inf)
-    else:
-        kappa = float(program.constraints["loglik"].dual_value) / N
-        q = np.asarray(program.variables["q"].value, dtype=float)
-    return BoundSolution(value=float(program.problem.value), beta=beta, gamma=gamma,
-                         kappa=kappa, q=q, status=str(program.problem.status))
-
-

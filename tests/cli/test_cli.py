@@ -1,7 +1,7 @@
 """The ``elcvx`` command: run on small logs in each format, its JSON checked against the Python
 API; every user error is one line on stderr with exit status 2. The console script itself runs as
 a subprocess (the demo, user errors, the imports of a fresh interpreter); the rest calls
-``elcvx.cli.main`` in this process, which is what the script runs."""
+``elcvx.__main__.main`` in this process, which is what the script runs."""
 
 import contextlib
 import gc
@@ -18,7 +18,8 @@ import pytest
 
 import elcvx
 from elcvx import baselines, cressie_read
-from elcvx.cli import METHODS, main
+from elcvx.__main__ import main
+from elcvx.cli import METHODS
 from elcvx.datasets import EXAMPLE_PMIN, example_log, example_log_path
 from elcvx.testing import assert_agree
 
@@ -192,7 +193,7 @@ def test_cli_imports_neither_pandas_nor_cvxpy_unless_needed():
     code = ("import sys, io, contextlib\n"
             "import elcvx\n"
             "assert 'pandas' not in sys.modules and 'cvxpy' not in sys.modules\n"
-            "from elcvx.cli import main\n"
+            "from elcvx.__main__ import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    assert main(['demo']) == 0\n"
             "bad = [m for m in ('pandas', 'pyarrow', 'cvxpy', 'matplotlib') if m in sys.modules]\n"

@@ -171,7 +171,7 @@ def _run_command(block: Block, command: str):
     argv = shlex.split(command)
     if not argv or argv[0] != "elcvx":
         raise ValueError(f"{block.where}: output-of runs only elcvx commands, not {command!r}")
-    from elcvx.cli import main
+    from elcvx.__main__ import main
 
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
@@ -340,7 +340,7 @@ def _readme_shell_blocks():
 def _check_line(block: Block, line: str):
     """A line of a shell-check block: ``make TARGET ...`` must be a target make can run (``make
     -n``), ``.venv/bin/elcvx ARGS`` must be accepted by the command's parser."""
-    from elcvx.cli import build_parser
+    from elcvx.__main__ import build_parser
 
     argv = shlex.split(line, comments=True)
     if not argv:

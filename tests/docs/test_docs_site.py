@@ -42,7 +42,7 @@ API_PAGES = {
     "api/results.md": ["elcvx.results", "elcvx.results.EvaluationResult",
                        "elcvx.results.EstimateResult.confidence_interval", "elcvx.status"],
     "api/programs.md": ["elcvx.programs", "elcvx.programs.empirical_likelihood",
-                        "elcvx.programs.cressie_read", "elcvx.programs.learning"],
+                        "elcvx.programs.cr_primal", "elcvx.programs.learning"],
     "api/baselines.md": ["elcvx.baselines"],
     "api/estimators.md": ["elcvx.estimators", "elcvx.estimators.finite_sample",
                           "elcvx.estimators.el_betting"],
@@ -55,9 +55,9 @@ API_PAGES = {
     "api/adapters.md": ["elcvx.adapters"],
     "api/testing.md": ["elcvx.testing"],
     "api/certify.md": ["elcvx.certify", "elcvx.verdict"],
-    "api/internals.md": ["elcvx.model", "elcvx.engines", "elcvx.passes", "elcvx.fast", "elcvx.cvx",
+    "api/internals.md": ["elcvx.model", "elcvx.chunked", "elcvx.engines", "elcvx.passes", "elcvx.fast", "elcvx.cvx",
                          "elcvx.dispatch", "elcvx.solutions", "elcvx.feasibility",
-                         "elcvx.calibration", "elcvx.checks"],
+                         "elcvx.calibration", "elcvx.checks", "elcvx.extra_atom"],
 }
 # Words of rendered text per API page; the single page this replaced had about 15,000.
 MAX_API_WORDS = 6000

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from elcvx import datasets
-from elcvx.cli import main
+from elcvx.__main__ import main  # (the whole command: reproduce is the studies')
 from elcvx.datasets import fetch_command, find_set_dir, missing_set_reason
 from elcvx.experiments.realistic.data import DatasetError, dataset_files
 

@@ -414,7 +414,7 @@ def test_bootstrap_draws_its_progress(capsys, monkeypatch):
     import numpy as np
 
     from elcvx.calibration import bootstrap
-    from elcvx.io import progress
+    from elcvx.engines import progress
 
     s = _sample()
     monkeypatch.setattr(progress, "SLOW_SECONDS", 0.0)  # as if the resamples took long
@@ -458,7 +458,7 @@ class _Terminal:
 
 
 def test_stage_draws_while_the_work_runs_and_erases_itself():
-    from elcvx.io.progress import stage
+    from elcvx.engines.progress import stage
 
     term = _Terminal()
     with stage("elcvx: cvxpy path: the MLE", stream=term, delay=0.0):
@@ -481,7 +481,7 @@ def test_cvxpy_path_solves_are_staged(monkeypatch):
     import contextlib
 
     import elcvx
-    from elcvx.io import progress
+    from elcvx.engines import progress
 
     labels = []
 

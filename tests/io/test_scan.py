@@ -12,7 +12,8 @@ import pytest
 import elcvx
 from elcvx import Sample
 from elcvx import io as eio
-from elcvx.engines.rows import ChunkedMoments, InMemoryChunks, columns_of
+from elcvx.chunked import ChunkedMoments
+from elcvx.engines.rows import InMemoryChunks, columns_of
 from elcvx.errors import InvalidInputError, SolverError
 from elcvx.testing import assert_agree
 

@@ -458,7 +458,7 @@ def test_profile_sequence_draws_a_companion_plot(tmp_path, capsys):
 
 
 def test_reproduce_sequences_quick(tmp_path, capsys):
-    from elcvx.cli import main
+    from elcvx.__main__ import main  # (the whole command: reproduce is the studies')
 
     out = tmp_path / "seq"
     assert main(["reproduce", "sequences", "--quick", "--no-plots", "--quiet", "--out", str(out)]) == 0

@@ -87,7 +87,7 @@ def test_logs_have_the_logging_policy_and_the_value(label):
 
 @pytest.mark.skipif(DATA is None, reason=missing_set_reason("pessimism", ROOT))
 def test_the_command_on_one_configuration(tmp_path, capsys):
-    from elcvx.cli import main
+    from elcvx.__main__ import main  # (the whole command: reproduce is the studies')
     from elcvx.experiments.pessimism import DEFAULT_SEED, METHODS
     from elcvx.experiments.realistic.data import dataset_rng, load_folder
 

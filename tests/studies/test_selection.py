@@ -249,7 +249,7 @@ def test_a_tiny_dataset_with_missing_values():
 
 @NO_DATA
 def test_the_command_on_one_dataset(tmp_path, capsys):
-    from elcvx.cli import main
+    from elcvx.__main__ import main  # (the whole command: reproduce is the studies')
 
     argv = ["reproduce", "selection", "--data-dir", str(DATA), "--datasets", "vehicle",
             "--trials", "2", "--steps", "300", "--out", str(tmp_path), "--no-plots"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import InvalidInputError
+from ...errors import InvalidInputError, _require
 from .data import Dataset, _splits, bandit_rewards, dataset_rng
 
 __all__ = ["STRATEGIES", "strategy_args", "pmf", "train_logging_policy", "train_reward_predictor",
@@ -54,8 +54,6 @@ def train_logging_policy(X, y, n_actions, strategy, rng, *, log=None):
     bandit feedback, from which :func:`train_reward_predictor` learns); ``h`` is the same with
     or without it.
     """
-    from ...errors import _require
-
     vw = _require("vowpalwabbit", "vw", "the realistic experiments")
     ws = vw.Workspace(f"--cb_explore {n_actions} {strategy_args(strategy)} --quiet --random_seed 0")
     feats = _features(X)
@@ -80,8 +78,6 @@ def train_reward_predictor(X, actions, rewards, n_actions, *, passes: int = REWA
     logged predicts 0. Returns the ``n_actions`` Workspaces (:func:`predict_rewards`; ``finish``
     each when done).
     """
-    from ...errors import _require
-
     vw = _require("vowpalwabbit", "vw", "the realistic experiments")
     feats = _features(X)
     models = [vw.Workspace("--quiet --random_seed 0") for _ in range(n_actions)]

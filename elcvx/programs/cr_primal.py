@@ -1,4 +1,5 @@
-r"""The Cressie-Read (lambda = -2) programs of the paper's last appendix, corrected, in cvxpy.
+r"""The Cressie-Read (lambda = -2) programs of the paper's last appendix, corrected, in cvxpy (the
+primal programs: named apart from :mod:`elcvx.cressie_read`, their closed forms).
 
 Two builders, whose closed-form solutions :mod:`elcvx.cressie_read` computes from sufficient
 statistics (the tests hold the two against each other):
@@ -38,6 +39,7 @@ import cvxpy as cp
 import numpy as np
 
 from .base import Program, sample_data
+from ..errors import InvalidInputError
 
 
 
@@ -49,8 +51,6 @@ def _default_w_ex(sample) -> float:
 
 
 def _check_w_ex(sample, w_ex) -> float:
-    from ..errors import InvalidInputError
-
     w_ex = float(w_ex)
     if w_ex not in (float(sample.wmin), float(sample.wmax)):
         raise InvalidInputError(

@@ -1,7 +1,7 @@
 """A synthetic contextual bandit whose every policy's true value is known.
 
 The environment of ``examples/learn_policy.py`` and of :mod:`elcvx.learning`'s tests and
-examples (which re-exports :class:`SyntheticBandit`).
+examples: a learned policy's true value is known, so a bound can be checked against it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import _bandit_inputs as bi
+from . import _inputs as bi
 from .. import _validation as iv
 from ..errors import InvalidInputError
 
@@ -52,7 +52,7 @@ class SyntheticBandit:
 
     Examples
     --------
-    >>> from elcvx.experiments.bandit import SyntheticBandit
+    >>> from elcvx.learning import SyntheticBandit
     >>> bandit = SyntheticBandit(n_features=3, n_actions=3, seed=1)
     >>> round(bandit.logging_value, 4), round(bandit.optimal_value, 4), bandit.wmax
     (0.7058, 0.8355, 10.0)

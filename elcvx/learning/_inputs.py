@@ -1,16 +1,16 @@
 """Checks of contextual-bandit data: contexts, actions, logging probabilities, sizes.
 
-Used by :mod:`elcvx.learning` and :mod:`elcvx.experiments.bandit` (which :mod:`elcvx.learning`
-re-exports, so these checks live outside both); the scalars and vectors go through
-:mod:`elcvx._validation`, so the messages are the package's.
+Used by the policies, :func:`~elcvx.learning.fit` and the synthetic bandit of
+:mod:`elcvx.learning`; the scalars and vectors go through :mod:`elcvx._validation`, so the
+messages are the package's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as iv
-from .errors import InvalidInputError
+from .. import _validation as iv
+from ..errors import InvalidInputError
 
 
 def matrix(name, X, n_rows=None, n_cols=None) -> np.ndarray:
