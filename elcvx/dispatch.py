@@ -8,6 +8,7 @@ itself) is imported only when used.
 from __future__ import annotations
 
 import weakref
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +16,9 @@ from . import fast
 from .model import Moments
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
+
+if TYPE_CHECKING:  # (annotations only)
+    from .solutions import MLESolution
 
 # The paper's MLE of each sample (or scanned log), per path: computed once, as a sample is
 # immutable; held while the sample lives (weakly: the cache never keeps a sample alive).
@@ -67,7 +71,7 @@ def feasibility(sample, constraints, atoms, data=None):
     return check
 
 
-def mle(sample, method, model=None):
+def mle(sample: Any, method: str, model: tuple[Any, Any] | None = None) -> tuple[MLESolution, str]:
     """The MLE, computed once per sample and path (a Sample is immutable, so the cache is safe).
 
     ``model``: ``(constraints, atoms)`` of :mod:`elcvx.constraints`, or None for the paper's

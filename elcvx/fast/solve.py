@@ -155,6 +155,7 @@ def mle_of(data, start=None, max_iter=MAX_ITER) -> MLESolution:
     if out.x is None:
         return _mle_failure(data, "no feasible start (an empty model?)", work)
     x = out.x
+    assert out.cert is not None  # (certified wherever there is a point)
     return MLESolution(beta=float(x[0]), loglik=out.loglik, q=out.q, status=out.status,
                        work=work.counts(), lambdas=tuple(float(t) for t in x[1:]), sums=out.sums,
                        at_atom=bool(out.cert.masses.max(initial=0.0) > _MASS_TOL),
@@ -207,6 +208,7 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
         return _Solved(None, None, math.nan, why)
     x, _, status = _solve(oracle, x, A, h, max_iter)
     out = _read(data, value, A, h, x, raw, status)
+    assert out.cert is not None  # (certified wherever there is a point)
     if status == "optimal" and out.status != "optimal" and out.cert.masses is not None:
         # The method's KKT tolerance was met, not the certificate's: where a constraint is nearly
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
@@ -332,12 +334,13 @@ def _read(data, value, A, h, x, raw, status) -> _Solved:
         raw(x, full=True)
         last = raw.last
     n = data.n
-    sums = ()
+    sums: tuple = ()
     if value is None:
         carried = None
         if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
             origin = raw.origin.stats if raw.origin is not None else None
-            stats = None if origin is None else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0)
+            stats = (None if origin is None
+                     else Stats._make((origin[:data.k + 1], *origin[data.k + 1:], 0.0)))
             carried = AtTheMLE(n, data.k, stats, last.bound_start)
         sums = (last.mass, float(last.mass + last.moments[0]), last.value_sum, carried)
     cert = certify.likelihood(data.n, data.c_min, A, h, x, last.mass, last.moments, last.q2,
@@ -435,6 +438,7 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
         statuses.add(out.status)
         if out.x is not None:
             out_l[i], out_b[i], out_t[i] = out.loglik, out.x[0], out.x[-1]
+            assert out.cert is not None  # (certified wherever there is a point)
             gaps[i] = out.cert.gap
     status = "optimal" if statuses <= {"optimal"} else ", ".join(sorted(statuses))
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts(),
