@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -162,7 +162,7 @@ def extra_atoms(sample, constraints=(), atoms=None) -> np.ndarray:
     constraints = check(sample, constraints)
     k = len(constraints)
     if atoms is None:
-        rows = []
+        rows: list[tuple[float, ...]] = []
         for wk in (sample.wmin, sample.wmax):
             rows.extend((wk,) + corner for corner in
                         itertools.product(*(c.range_at(wk) for c in constraints)))
@@ -217,7 +217,7 @@ def dual_rows(atoms, targets, value=None):
     return A, h
 
 
-def model(sample, constraints=None, atoms=None):
+def model(sample: Sample, constraints: Any = None, atoms: Any = None) -> tuple[Any, Any] | None:
     """``None`` for the paper's programs (no constraint, default atoms), else the checked
     ``(constraints, atoms)`` that the solvers take."""
     constraints = check(sample, constraints)

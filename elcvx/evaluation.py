@@ -223,8 +223,9 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     log_notes = notes_of(data)
     source = getattr(data, "columns", {}).get("w", "w")
     sample = check_sample(data, scans=True)
-    if getattr(sample, "sample", None) is not None:  # a scan that compressed: its exact sample
-        sample = sample.sample
+    exact = getattr(sample, "sample", None)
+    if exact is not None:  # a scan that compressed: its exact sample
+        sample = exact
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
