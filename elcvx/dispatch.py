@@ -8,6 +8,7 @@ itself) is imported only when used.
 from __future__ import annotations
 
 import weakref
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -129,7 +130,7 @@ def _in_memory(sample) -> bool:
     return sample.in_memory
 
 
-def _cvx_module():
+def _cvx_module() -> ModuleType:
     # Imported lazily: cvxpy is slow to import and the fast path never needs it.
     from . import cvx
 

@@ -34,7 +34,8 @@ class InvalidInputError(ElcvxError, ValueError):
         ``"is not finite (1 such value)"``.
     """
 
-    def __init__(self, message: str, *, field: str | None = None, index: int | None = None,
+    def __init__(self, message: str, *, field: str | None = None,
+                 index: int | tuple[int, ...] | None = None,
                  value: Any = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.field = field

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -131,7 +131,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
                           sample.n, path, status, work, alternative=alternative, notes=notes)
 
 
-def _threshold(sample, calibration, level, method, model, resamples, random_state):
+def _threshold(sample: Sample, calibration: str, level: float, method: str, model: Any,
+               resamples: Any, random_state: Any) -> tuple[float, Any, Any, str]:
     """``(quantile, sorted bootstrap statistics or None, mle, path)``: the calibration's threshold,
     after the MLE (which the bootstrap resamples from)."""
     if calibration != "bootstrap":

@@ -83,9 +83,8 @@ def _bound(method: str, sample: Sample, p0: np.ndarray, level: float) -> float:
     try:
         if method == "el":
             return float(interval(sample, confidence_level=level, alternative="greater").low)
-        extra = {"logging_probs": p0} if method == "ix" else {}
         return float(baselines.lower_bound(sample, method=method, confidence_level=level,
-                                           **extra).low)
+                                           logging_probs=p0 if method == "ix" else None).low)
     except SolverError:
         return math.nan
 
