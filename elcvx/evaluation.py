@@ -75,8 +75,8 @@ class Evaluation:
 
 def evaluate_all(sample: Sample, estimates: Sequence[str] = ESTIMATES,
                  intervals: Sequence[str] = INTERVALS, *, confidence_level: float = 0.95,
-                 rho: float | str | None = "midpoint", method: str = "auto", constraints: Any = None,
-                 atoms: Any = None, resamples: int = _bootstrap.DEFAULT_RESAMPLES,
+                 rho: float | str | None = "midpoint", method: str = "auto",
+                 constraints: Any = None, atoms: Any = None, resamples: int = _bootstrap.DEFAULT_RESAMPLES,
                  random_state: Any = 0,
                  catch: type[BaseException] | tuple[type[BaseException], ...] = ()) -> Evaluation:
     """The named estimates and intervals of one sample.

@@ -108,7 +108,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
                               sample.n, method, f"whole range: no {calibration} quantile at N={sample.n:g}",
                               alternative=alternative, notes=notes)
-    sides: dict[str, BoundResult | None] = {"lower": None, "upper": None}  # an end not solved is the reward range's
+    # An end not solved is the reward range's.
+    sides: dict[str, BoundResult | None] = {"lower": None, "upper": None}
     statuses = []
     work = mle.work
     for side in quantiles.solved_sides(alternative):

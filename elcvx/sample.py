@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 import numpy as np
 
@@ -88,7 +88,7 @@ class RewardScale:
     """Mapping values between the user's reward scale ``[rmin, rmax]`` and the unit scale the
     solvers use (for anything with ``rmin`` and ``rmax``)."""
 
-    def to_user(self, v: Any) -> Any:  # (a float, or an array, as given)
+    def to_user(self, v):
         """Map a value on the unit reward scale back to ``[rmin, rmax]`` (clipped to that range)."""
         if isinstance(v, float):  # (np.clip's operations on one float, without its calls)
             out = self.rmin + (self.rmax - self.rmin) * v

@@ -267,7 +267,8 @@ def run_study(data_dir, *, tables=TABLES, replicates: int = DEFAULT_REPLICATES,
     bar = Progress("realistic", len(tasks), enabled=progress, stream=stream or sys.stderr)
     t0 = time.perf_counter()
     keep_ope = "ope" in tables
-    learning_fallbacks: dict[tuple[int, str], int] = {}  # (dataset, strategy) -> refits over all its chunks
+    # (dataset, strategy) -> refits over all its chunks
+    learning_fallbacks: dict[tuple[int, str], int] = {}
 
     def collect(res):
         if res[0] == "ope":
