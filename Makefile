@@ -55,8 +55,10 @@ test-vw: $(VENV)/.installed-vw
 test-docs: $(VENV)/.installed-docs
 	$(PY) -m pytest -q -m "not slow" tests/docs/test_docs.py tests/docs/test_docs_site.py
 
+# mypy, run from a temporary folder: a user's script against the installed elcvx (no PYTHONPATH),
+# and elcvx itself with pyproject's [tool.mypy] (the flags of --strict on the public modules).
 test-types: $(VENV)/.installed-typing
-	$(PY) -m pytest -q tests/docs/test_practitioner.py -k type_checks
+	$(PY) -m pytest -q tests/docs/test_types.py tests/docs/test_practitioner.py::test_a_users_script_type_checks
 
 test-notebook: $(VENV)/.installed-notebook
 	$(PY) -m pytest -q tests/docs/test_examples.py -k notebook

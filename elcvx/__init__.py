@@ -6,6 +6,8 @@ Karampatziakis, Langford and Mineiro, "Empirical Likelihood for Contextual Bandi
 also has a fast numpy path; ``method=`` chooses.
 """
 
+import typing as _typing
+
 from .difference import difference
 from .evaluation import evaluate
 from .errors import ElcvxError, InvalidInputError, SolverError
@@ -54,7 +56,7 @@ _SUBMODULES = (
 _LAZY = {"MomentConstraint": "constraints"}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> _typing.Any:  # (a submodule or a lazy name: any type)
     import importlib
 
     if name in _SUBMODULES:
@@ -66,7 +68,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_SUBMODULES) | set(_LAZY))
 
 __all__ = [

@@ -76,7 +76,7 @@ def scalars(result) -> dict:
         if name in columns:
             continue
         if isinstance(value, tuple) and hasattr(value, "_fields") and _scalar(value[0]):
-            out.update({f"{name}_{k}": plain(v) for k, v in value._asdict().items()})
+            out.update({f"{name}_{k}": plain(v) for k, v in getattr(value, "_asdict")().items()})
         elif _scalar(value):
             out[name] = plain(value)
     return out

@@ -299,10 +299,10 @@ def likelihood(n, c_min, A, h, x, mass, moments, q2, value=None) -> LikelihoodCe
     cost = np.empty((m + 1, m + 1))  # sum c e^2 = z' cost z
     cost[0, 0], cost[0, 1:], cost[1:, 0], cost[1:, 1:] = 1.0, moments, moments, n * q2[1:, 1:]
     cost *= n
-    M = _scaled(M)
+    scaled = _scaled(M)
     return _best([_likelihood_at(fit, n, c_min, slack, moments, q2)
                   for mu in _masses(residual, columns, slack)
-                  for fit in _fits(M, columns, residual, mu, cost)])
+                  for fit in _fits(scaled, columns, residual, mu, cost)])
 
 
 def _likelihood_at(fit, n, c_min, slack, moments, q2):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import types
 import warnings
 
 import numpy as np
@@ -55,6 +56,7 @@ def weight_check(sample, method="auto") -> WeightCheck:
     if len(mle.sums) >= 2:  # the fast path's last pass (a scanned log's too): q is not read
         wmass = max(1.0 - mle.sums[1], 0.0)
     else:
+        assert mle.q is not None  # (read when the sums are not there: the cvxpy path's MLE)
         with np.errstate(over="ignore", invalid="ignore"):
             cq = mle.q if sample.counts is None else sample.counts * mle.q
             wmass = max(1.0 - float(np.dot(cq, sample.w)), 0.0)
@@ -140,6 +142,7 @@ def check_weights(sample, weights: str) -> tuple:
     note = weights_note(check, weights)
     if not note:
         return ()
+    frame: types.FrameType | None
     frame, level = sys._getframe(0), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_ELCVX):
         frame, level = frame.f_back, level + 1

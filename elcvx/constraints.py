@@ -31,7 +31,8 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -79,10 +80,12 @@ class MomentConstraint:
 
     values: np.ndarray
     target: float
-    atom_range: tuple
+    atom_range: tuple[float, float] | Callable[[float], tuple[float, float]]
     name: str
 
-    def __init__(self, values, target=0.0, atom_range=None, *, name="g"):
+    def __init__(self, values: ArrayLike | str, target: float = 0.0,
+                 atom_range: tuple[float, float] | Callable[[float], Any] | None = None, *,
+                 name: str = "g") -> None:
         if isinstance(values, str):  # (a column's name: read from a scanned log)
             name = values if name == "g" else name
         else:
@@ -99,14 +102,14 @@ class MomentConstraint:
             object.__setattr__(self, field, value)
 
 
-    def range_at(self, w: float) -> tuple:
+    def range_at(self, w: float) -> tuple[float, float]:
         """``(lo, hi)``: the range of ``g`` at an atom of weight ``w`` (of ``g / w`` at inf)."""
         if callable(self.atom_range):
             return _range(f"{self.name} atom_range({w!r})", self.atom_range(w))
         return (0.0, 0.0) if math.isinf(w) else self.atom_range
 
 
-def _range(name, pair):
+def _range(name: str, pair: Any) -> tuple[float, float]:
     try:
         ends = list(pair)
     except TypeError:
@@ -120,7 +123,7 @@ def _range(name, pair):
     return lo, hi
 
 
-def check(sample, constraints):
+def check(sample: Any, constraints: Any) -> tuple[MomentConstraint, ...]:
     """The constraints as a tuple, each checked against ``sample`` (one value per row)."""
     if constraints is None:
         return ()
@@ -151,7 +154,7 @@ def check(sample, constraints):
     return out
 
 
-def extra_atoms(sample, constraints=(), atoms=None) -> np.ndarray:
+def extra_atoms(sample: Any, constraints: Any = (), atoms: Any = None) -> np.ndarray:
     """The extra atoms, as rows ``(w, g_1, ..., g_k)``.
 
     Default: at each ``w`` in ``{wmin, wmax}``, every vertex of ``range_1(w) x ... x
@@ -162,7 +165,7 @@ def extra_atoms(sample, constraints=(), atoms=None) -> np.ndarray:
     constraints = check(sample, constraints)
     k = len(constraints)
     if atoms is None:
-        rows = []
+        rows: list[tuple[float, ...]] = []
         for wk in (sample.wmin, sample.wmax):
             rows.extend((wk,) + corner for corner in
                         itertools.product(*(c.range_at(wk) for c in constraints)))
@@ -189,7 +192,8 @@ def extra_atoms(sample, constraints=(), atoms=None) -> np.ndarray:
     return table
 
 
-def dual_rows(atoms, targets, value=None):
+def dual_rows(atoms: np.ndarray, targets: Any,
+              value: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """``(A, h)``: the extra atoms' constraints ``A x + h >= 0`` on the dual point
     ``x = (beta, lambda_1, ..., lambda_k[, tau])`` of the likelihood ``sum c log(1 + x . d_n)``.
 
@@ -217,7 +221,7 @@ def dual_rows(atoms, targets, value=None):
     return A, h
 
 
-def model(sample, constraints=None, atoms=None):
+def model(sample: Sample, constraints: Any = None, atoms: Any = None) -> tuple[Any, Any] | None:
     """``None`` for the paper's programs (no constraint, default atoms), else the checked
     ``(constraints, atoms)`` that the solvers take."""
     constraints = check(sample, constraints)
@@ -315,7 +319,7 @@ def reward_model(sample: Sample, predicted: ArrayLike, expected: ArrayLike | Non
         unit.append(np.clip((x - sample.rmin) / (sample.rmax - sample.rmin), 0.0, 1.0))
     p, m = unit
 
-    def at(w):
+    def at(w: float) -> tuple[float, float]:
         if math.isinf(w):
             return (0.0, 1.0)  # g / w -> r_hat
         if deterministic:
@@ -325,14 +329,15 @@ def reward_model(sample: Sample, predicted: ArrayLike, expected: ArrayLike | Non
     return MomentConstraint(sample.w * p - m, 0.0, atom_range=at, name=name)
 
 
-def _at_logged_action(sample, predicted, actions, target_probs):
+def _at_logged_action(sample: Sample, predicted: ArrayLike, actions: ArrayLike | None,
+                      target_probs: ArrayLike | None) -> tuple[np.ndarray, np.ndarray]:
     """``(r_hat(x_n, a_n), sum_k pi(k|x_n) r_hat(x_n, k))`` from the ``(N, K)`` matrices."""
     predicted = iv.vector("predicted", np.ravel(predicted)).reshape(np.shape(predicted))
-    n, k = sample.n_rows, predicted.shape[1]
+    n, k = sample.n_rows, np.shape(predicted)[1]
     if actions is None or target_probs is None:
         raise InvalidInputError("an (N, K) matrix of predictions needs actions (the logged "
                                 "actions) and target_probs (the (N, K) matrix of pi(k|x_n))")
-    if predicted.shape[0] != n or k < 2:
+    if np.shape(predicted)[0] != n or k < 2:
         raise InvalidInputError(f"predicted must be an (N, K) array with N = {n} rows and K >= 2 "
                                 f"actions; got shape {predicted.shape}", field="predicted")
     if np.shape(target_probs) != predicted.shape:
@@ -360,7 +365,7 @@ def _at_logged_action(sample, predicted, actions, target_probs):
     return (predicted * onehot).sum(axis=1), (pi * predicted).sum(axis=1)
 
 
-def _one_hot(sample, actions, n_actions):
+def _one_hot(sample: Sample, actions: ArrayLike | None, n_actions: int) -> np.ndarray:
     a = np.asarray(actions)
     if a.shape != (sample.n_rows,) or not np.issubdtype(a.dtype, np.integer):
         raise InvalidInputError(f"actions must be {sample.n_rows} integers, one per row")
@@ -368,10 +373,11 @@ def _one_hot(sample, actions, n_actions):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InvalidInputError(f"actions[{i}]={int(a[i])} is outside 0..{n_actions - 1}")
-    return np.eye(n_actions)[a]
+    onehot: np.ndarray = np.eye(n_actions)[a]
+    return onehot
 
 
-def _probabilities(sample, target_probs):
+def _probabilities(sample: Sample, target_probs: ArrayLike | None) -> np.ndarray:
     """``target_probs`` checked: an ``(N, K)`` array of probabilities, each row summing to 1."""
     pi = np.asarray(target_probs, dtype=float)
     if pi.ndim != 2 or pi.shape[0] != sample.n_rows or pi.shape[1] < 2:
@@ -393,7 +399,8 @@ def _probabilities(sample, target_probs):
     return pi
 
 
-def action_control_variates(sample, actions, target_probs):
+def action_control_variates(sample: Sample, actions: ArrayLike,
+                            target_probs: ArrayLike) -> tuple[list[MomentConstraint], np.ndarray]:
     r"""Per-action control variates: ``g_k = w 1[a = k] - pi(k|x)``, ``E_Q[g_k] = 0``.
 
     ``target_probs``: an ``(N, K)`` array of ``pi(k|x_n)``. One constraint per action but the
@@ -425,7 +432,8 @@ def action_control_variates(sample, actions, target_probs):
     return cs, np.unique(np.array(rows), axis=0)
 
 
-def action_marginals(sample, actions, marginals):
+def action_marginals(sample: Sample, actions: ArrayLike,
+                     marginals: ArrayLike) -> tuple[list[MomentConstraint], np.ndarray]:
     r"""Known action marginals of the target policy: ``E_Q[w 1[a = k]] = E_x pi(k|x)``.
 
     ``marginals``: the target policy's probability of each action, averaged over contexts

@@ -384,8 +384,8 @@ class CressieReadStats:
 
     def _side(self, side, budget) -> CressieReadBound:
         sgg = self._sgg if side == "lower" else self._s2 - 2 * self._swg + self._sgg  # sum c g^2
-        candidates = []
-        best = None  # (unit value, w_ex)
+        candidates: list[tuple[float, float | None]] = []
+        best: tuple[float, float] | None = None  # (unit value, w_ex)
         informative = False
         for w_ex in (self.wmin, self.wmax):
             sup = self._support(side, w_ex)
@@ -407,6 +407,7 @@ class CressieReadStats:
             # the arbitrary extra atom, not by the data's spread, so the bound is the range end.
             value_u, w_used, degenerate = 0.0, None, True
         else:
+            assert best is not None  # (an informative support sets it)
             value_u, w_used, degenerate = best[0], best[1], False
         user = self._user(value_u) if side == "lower" else self._user(1.0 - value_u)
         return CressieReadBound(user, w_used, tuple(candidates), degenerate)

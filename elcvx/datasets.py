@@ -114,14 +114,14 @@ def dataset_set(name: str) -> DatasetSet:
     return DATASET_SETS[name]
 
 
-def fetch_command(name: str = "openml", directory: str | None = None) -> str:
+def fetch_command(name: str = "openml", directory: str | Path | None = None) -> str:
     """The command that gets set ``name`` into ``directory`` (default: the set's own folder),
     as the error messages, skip reasons and make targets say it."""
     where = dataset_set(name).directory if directory is None else str(directory)
     return f"elcvx datasets fetch --set {name} --dir {where}"
 
 
-def fetch_hint(name: str = "openml", directory: str | None = None) -> str:
+def fetch_hint(name: str = "openml", directory: str | Path | None = None) -> str:
     """How to get set ``name``, in one line: :func:`fetch_command` and what it needs."""
     return (f"get them with `{fetch_command(name, directory)}` (checks files already there "
             "against the manifest; downloads the others, which needs the 'data' extra, pip "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # (annotations only)
     from .sample import Sample
 
 
-def _check_pair(a, b):
+def _check_pair(a: Any, b: Any) -> tuple[Sample, Sample]:
     a, b = check_sample(a), check_sample(b)
     if a.n_rows != b.n_rows:
         raise InvalidInputError(
@@ -59,7 +59,7 @@ def _check_pair(a, b):
     return a, b
 
 
-def _atoms(a, b, atoms):
+def _atoms(a: Sample, b: Sample, atoms: Any) -> np.ndarray:
     """The extra atoms as rows ``(w_a, w_b)``: the vertices of ``[wmin_a, wmax_a] x [wmin_b,
     wmax_b]`` by default (at ``w_a = inf``, ``w_b`` is per unit of ``w_a``: 0), or the user's,
     checked against both weights' ranges."""
@@ -86,7 +86,8 @@ def _atoms(a, b, atoms):
     return np.unique(table, axis=0)
 
 
-def _model(a, b, atoms=None):
+def _model(a: Sample, b: Sample, atoms: Any = None) -> tuple[list[MomentConstraint], np.ndarray,
+                                                           tuple[np.ndarray, ...]]:
     """``(constraints, atoms, value)`` of ``V(a) - V(b)`` on sample ``a``'s rows, ``g = w_b``.
 
     Atoms ``(w_a, w_b)`` (:func:`_atoms`); ``h = (w_a - w_b) u`` with ``[h_lo, h_hi]`` the ends

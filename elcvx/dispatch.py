@@ -10,6 +10,8 @@ itself.
 from __future__ import annotations
 
 import weakref
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +20,9 @@ from .model import Moments
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
 from .status import Status
+
+if TYPE_CHECKING:  # (annotations only)
+    from .solutions import MLESolution
 
 # The paper's MLE of each sample (or scanned log), per path: computed once, as a sample is
 # immutable; held while the sample lives (weakly: the cache never keeps a sample alive).
@@ -71,7 +76,7 @@ def feasibility(sample, constraints, atoms, data=None):
     return check
 
 
-def mle(sample, method, model=None):
+def mle(sample: Any, method: str, model: tuple[Any, Any] | None = None) -> tuple[MLESolution, str]:
     """The MLE, computed once per sample and path (a Sample is immutable, so the cache is safe).
 
     ``model``: ``(constraints, atoms)`` of :mod:`elcvx.constraints`, or None for the paper's
@@ -130,7 +135,7 @@ def _in_memory(sample) -> bool:
     return sample.in_memory
 
 
-def cvx_module():
+def cvx_module() -> ModuleType:
     # Imported lazily: cvxpy is slow to import and the fast path never needs it.
     from . import cvx
 

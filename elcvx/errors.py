@@ -6,6 +6,8 @@ working in code written against numpy and scipy.
 """
 
 import importlib
+from types import ModuleType
+from typing import Any
 
 
 class ElcvxError(Exception):
@@ -32,7 +34,9 @@ class InvalidInputError(ElcvxError, ValueError):
         ``"is not finite (1 such value)"``.
     """
 
-    def __init__(self, message, *, field=None, index=None, value=None, reason=None):
+    def __init__(self, message: str, *, field: str | None = None,
+                 index: int | tuple[int, ...] | None = None,
+                 value: Any = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.field = field
         self.index = index
@@ -58,7 +62,7 @@ class SolverError(ElcvxError, RuntimeError):
         The last status it reported.
     """
 
-    def __init__(self, message, *, solver="", status=""):
+    def __init__(self, message: str, *, solver: str = "", status: str = "") -> None:
         super().__init__(message)
         self.solver = solver
         self.status = status
@@ -83,7 +87,7 @@ class MissingDependencyError(ElcvxError, ImportError):
     """An optional dependency (an extra of elcvx) is not installed; the message names the extra."""
 
 
-def _require(module: str, extra: str, what: str):
+def _require(module: str, extra: str, what: str) -> ModuleType:
     """Import ``module``, which ``what`` needs, or raise :class:`MissingDependencyError` naming the
     extra of elcvx that installs it (``pip install 'elcvx[extra]'``)."""
     try:

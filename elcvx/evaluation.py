@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import baselines, cressie_read
 from .calibration import bootstrap as _bootstrap
@@ -59,24 +60,26 @@ class Evaluation:
         (it is then in neither ``estimates`` nor ``intervals``).
     """
 
-    estimates: dict = field(default_factory=dict)
-    intervals: dict = field(default_factory=dict)
-    results: dict = field(default_factory=dict)
-    notes: dict = field(default_factory=dict)
-    paths: dict = field(default_factory=dict)
-    errors: dict = field(default_factory=dict)
+    estimates: dict[str, float] = field(default_factory=dict)
+    intervals: dict[str, Any] = field(default_factory=dict)  # (ConfidenceInterval)
+    results: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
 
     @property
-    def fell_back(self) -> tuple:
+    def fell_back(self) -> tuple[str, ...]:
         """The EL computations that the cvxpy path answered (all of them with ``method="cvxpy"``;
         with ``"auto"``, those the fast path did not solve)."""
         return tuple(name for name, path in self.paths.items() if path in ("cvxpy", "mixed"))
 
 
-def evaluate_all(sample, estimates=ESTIMATES, intervals=INTERVALS, *,
-                 confidence_level: float = 0.95, rho="midpoint", method: str = "auto",
-                 constraints=None, atoms=None, resamples: int = _bootstrap.DEFAULT_RESAMPLES,
-                 random_state=0, catch=()) -> Evaluation:
+def evaluate_all(sample: Sample, estimates: Sequence[str] = ESTIMATES,
+                 intervals: Sequence[str] = INTERVALS, *, confidence_level: float = 0.95,
+                 rho: float | str | None = "midpoint", method: str = "auto",
+                 constraints: Any = None, atoms: Any = None, resamples: int = _bootstrap.DEFAULT_RESAMPLES,
+                 random_state: Any = 0,
+                 catch: type[BaseException] | tuple[type[BaseException], ...] = ()) -> Evaluation:
     """The named estimates and intervals of one sample.
 
     Parameters
@@ -110,11 +113,11 @@ def evaluate_all(sample, estimates=ESTIMATES, intervals=INTERVALS, *,
         raise InvalidInputError(f"{bad[0]!r} is not one of {', '.join(ESTIMATES + INTERVALS)}")
     level = iv.confidence_level(confidence_level)
     model = dict(method=method, constraints=constraints, atoms=atoms)
-    def el_interval(calibration):
+    def el_interval(calibration: str) -> Any:
         extra = dict(resamples=resamples, random_state=random_state) if calibration == "bootstrap" else {}
         return interval(sample, confidence_level=level, calibration=calibration, **model, **extra)
 
-    compute = {
+    compute: dict[str, Callable[[], Any]] = {
         "el": lambda: estimate(sample, rho=rho, **model),
         "ips": lambda: baselines.ips(sample),
         "snips": lambda: baselines.snips(sample),
@@ -165,12 +168,12 @@ _BASELINE_ROWS = {"ips": ("ips", None), "snips": ("snips", None), "cr": ("cr", "
                   "gaussian": (None, "gaussian"), "binomial": (None, "binomial")}
 
 
-def cr_calibration(calibration):
+def cr_calibration(calibration: str) -> str:
     """CR(-2)'s calibration: its closed form has no bootstrap, so chi2 stands in for it."""
     return calibration if calibration in iv.CALIBRATIONS else "chi2"
 
 
-def _number(x):
+def _number(x: float | None) -> float | None:
     """A reported number: a float, or None for none (NaN, an infinity)."""
     if x is None:
         return None
@@ -224,8 +227,9 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     log_notes = notes_of(data)
     source = getattr(data, "columns", {}).get("w", "w")
     sample = check_sample(data, scans=True)
-    if getattr(sample, "sample", None) is not None:  # a scan that compressed: its exact sample
-        sample = sample.sample
+    exact = getattr(sample, "sample", None)
+    if exact is not None:  # a scan that compressed: its exact sample
+        sample = exact
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     method = iv.option("method", method, iv.METHODS)
@@ -256,12 +260,13 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         estimate=est, interval=ci)
 
 
-def _w_largest(sample) -> float:
+def _w_largest(sample: Any) -> float:
     """The largest weight of a sample or a scanned log (which keeps its span)."""
     return float(sample.w_observed[1])
 
 
-def _baselines(sample, level, calibration):
+def _baselines(sample: Any, level: float,
+               calibration: str) -> tuple[list[MethodResult], list[str]]:
     """The baselines' rows and notes; a baseline's failure must not hide EL's answer: its row
     is empty and a note says why."""
     rows = {m: (e, i and i.format(cal=cr_calibration(calibration)))
@@ -269,7 +274,8 @@ def _baselines(sample, level, calibration):
     base = evaluate_all(sample, [e for e, _ in rows.values() if e], [i for _, i in rows.values() if i],
                         confidence_level=level, catch=(ArithmeticError, InvalidInputError))
     out, notes = [], []
-    for name, (e, i) in rows.items():
+    for name, (e_or_none, i_or_none) in rows.items():
+        e, i = e_or_none or "", i_or_none or ""  # ("": none of that kind, in no dict below)
         numbers = [base.estimates.get(e), *base.intervals.get(i, (None, None))]
         error = base.errors.get(e) or base.errors.get(i)
         if error is None and not all(x is None or math.isfinite(x) for x in numbers):
@@ -284,7 +290,7 @@ def _baselines(sample, level, calibration):
     return out, notes
 
 
-def rho_text(est):
+def rho_text(est: Any) -> str:
     """``rho = 0.5 (midpoint)``: the extra atom's reward and the rule that chose it."""
     return f"rho = {est.rho:.4g}" + ("" if est.rho_rule == "number" else f" ({est.rho_rule})")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -110,7 +110,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
                               sample.n, method,
                               Status(f"whole range: no {calibration} quantile at N={sample.n:g}"),
                               alternative=alternative, notes=notes)
-    sides = {"lower": None, "upper": None}  # an end not solved is the reward range's
+    # An end not solved is the reward range's.
+    sides: dict[str, BoundResult | None] = {"lower": None, "upper": None}
     statuses = []
     work = mle.work
     for side in quantiles.solved_sides(alternative):
@@ -133,7 +134,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
                           sample.n, path, status, work, alternative=alternative, notes=notes)
 
 
-def _threshold(sample, calibration, level, method, model, resamples, random_state):
+def _threshold(sample: Sample, calibration: str, level: float, method: str, model: Any,
+               resamples: Any, random_state: Any) -> tuple[float, Any, Any, str]:
     """``(quantile, sorted bootstrap statistics or None, mle, path)``: the calibration's threshold,
     after the MLE (which the bootstrap resamples from)."""
     if calibration != "bootstrap":

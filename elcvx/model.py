@@ -12,7 +12,7 @@ both. :class:`Stats` are the sums besides the programs' passes.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -84,12 +84,14 @@ class Moments:
 
     #: The rows are held here, so the solutions' ``q`` (one mass per row) can be.
     in_memory = True
+    #: A log's engine (:class:`elcvx.engines.rows.ChunkedMoments` only, where in_memory is False).
+    engine: Any
     #: The sample's cache of the paper's programs' arrays (:func:`_paper_arrays`), or None.
     _paper = None
     _c_min = None
     #: ``coef`` with ``|a_n| <= (1, d_n) . coef`` for the estimate's functionals ``a_n = w_n (u_n
     #: - rho)``, ``rho`` in ``[0, 1]`` (``|a_n| <= w_n = 1 + d_n0``): the certificate's ``S``.
-    estimate_coef = (1.0, 1.0)
+    estimate_coef: tuple[float, ...] = (1.0, 1.0)
 
     @property
     def h(self):

@@ -274,6 +274,10 @@ class BoundResult(_ReadOnlyArrays):
 class _Pair(_Converts):
     """Mixin: unpack as ``(low, high)`` like :class:`IntervalResult`."""
 
+    low: float  # (the dataclass's own fields)
+    high: float
+
+
     @property
     def confidence_interval(self) -> ConfidenceInterval:
         return ConfidenceInterval(self.low, self.high)

@@ -234,7 +234,7 @@ class Sample(RewardScale):
     @property
     def w_observed(self) -> tuple:
         """The least and largest weight (found by the validation)."""
-        return tuple(map(float, self._w_span))
+        return tuple(map(float, getattr(self, "_w_span")))  # (set by the validation; no field)
 
     @property
     def n_rows(self) -> int:

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -41,6 +42,8 @@ from .sample import Sample
 
 if TYPE_CHECKING:  # (annotations only)
     from numpy.typing import ArrayLike
+
+_T = TypeVar("_T")  # (what _each's function returns)
 
 __all__ = ["select", "SelectionResult", "METHODS", "RULES"]
 
@@ -91,9 +94,9 @@ class SelectionResult(_ReadOnlyArrays):
         The examples in the log.
     """
 
-    COLUMNS: ClassVar[tuple] = ("name", "estimate", "low", "gain", "is_chosen")
+    COLUMNS: ClassVar[tuple[str, ...]] = ("name", "estimate", "low", "gain", "is_chosen")
 
-    name: tuple
+    name: tuple[str, ...]
     estimate: np.ndarray
     low: np.ndarray
     gain: np.ndarray
@@ -245,14 +248,16 @@ def select(target_probs: ArrayLike, logging_probs: ArrayLike, rewards: ArrayLike
     statements = k + len(paired) + (1 if method == "el-betting" and paired else 0)
     each = 1.0 - (1.0 - level) / statements
     bound = _Bounds(method, each, calibration, solver, p0)
-    top = bound.upper(base.sample) if method == "el-betting" and paired else None
+    top = (bound.upper(base.sample) if method == "el-betting" and paired and base is not None
+           else None)  # (paired: there is a baseline)
     wanted = set(paired)
 
-    def numbers(j):
+    def numbers(j: int) -> tuple[float, float, float]:
         """Candidate ``j``'s ``(estimate, low, gain)``."""
         e, lo = bound.marginal(samples[j])
         if j not in wanted:
             return e, lo, 0.0 if base is not None and j == base.index else math.nan
+        assert base is not None  # (wanted: paired with a baseline)
         return e, lo, (lo - top) if top is not None else bound.paired(samples[j], base)
 
     estimate, low, gain = (np.array(x, dtype=float)
@@ -271,7 +276,7 @@ def select(target_probs: ArrayLike, logging_probs: ArrayLike, rewards: ArrayLike
 # ------------------------------------------------------------------------------------------------
 # Inputs
 # ------------------------------------------------------------------------------------------------
-def _candidates(target_probs, names):
+def _candidates(target_probs: Any, names: Any) -> tuple[np.ndarray, list[str]]:
     """``(N x K float array, names)``: the candidates' probabilities, checked to lie in [0, 1]."""
     labels = None
     if hasattr(target_probs, "columns") and hasattr(target_probs, "to_numpy"):  # a DataFrame
@@ -306,7 +311,7 @@ def _candidates(target_probs, names):
     return probs, labels
 
 
-def _weight_bounds(pmin, wmax, k, p0):
+def _weight_bounds(pmin: float | None, wmax: Any, k: int, p0: np.ndarray) -> list[float]:
     """Each candidate's weight bound: ``wmax`` (a number or one per candidate), else
     ``1/pmin``, else infinite."""
     if wmax is not None:
@@ -328,13 +333,14 @@ def _weight_bounds(pmin, wmax, k, p0):
     return [math.inf] * k
 
 
-def _sample(pi, p0, r, wmax, rmin, rmax, label):
+def _sample(pi: np.ndarray, p0: np.ndarray, r: np.ndarray, wmax: float, rmin: float, rmax: float,
+            label: str) -> Sample:
     """Candidate ``label``'s sample, its weight errors named after it."""
     try:  # (the weight check is the caller's: elcvx select notes each candidate's)
         return Sample.from_probs(pi, p0, r, wmax=wmax, rmin=rmin, rmax=rmax, check=False)
     except InvalidInputError as e:
         field = {"w": f"candidate {label!r}'s weight target_probs/logging_probs",
-                 "r": "rewards"}.get(e.field, e.field)
+                 "r": "rewards"}.get(e.field or "", e.field)
         raise InvalidInputError(f"{field}: {e}", field=e.field, index=e.index, value=e.value,
                                 reason=e.reason) from None
 
@@ -350,7 +356,9 @@ class _Baseline:
     logging: bool
 
 
-def _baseline(baseline, probs, labels, p0, r, bounds, pmin, wmax, rmin, rmax):
+def _baseline(baseline: Any, probs: np.ndarray, labels: list[str], p0: np.ndarray, r: np.ndarray,
+              bounds: list[float], pmin: float | None, wmax: Any, rmin: float,
+              rmax: float) -> _Baseline | None:
     if baseline is None:
         return None
     if isinstance(baseline, str) and baseline == "logging" and "logging" not in labels:
@@ -392,18 +400,19 @@ class _Bounds:
     """One method's bounds at one level: a candidate's ``(estimate, low)``, the baseline's
     upper bound, a paired gain."""
 
-    def __init__(self, method, level, calibration, solver, p0):
+    def __init__(self, method: str, level: float, calibration: str, solver: str,
+                 p0: np.ndarray) -> None:
         self.method, self.level, self.calibration, self.solver, self.p0 = (
             method, level, calibration, solver, p0)
 
-    def _finite(self, sample, upper=False):
+    def _finite(self, sample: Sample, upper: bool = False) -> Any:
         from .estimators import finite_sample
 
         fn = finite_sample.upper_bound if upper else finite_sample.lower_bound
         p = self.p0 if self.method == "ix" else None
         return fn(sample, method=self.method, confidence_level=self.level, logging_probs=p)
 
-    def marginal(self, sample):
+    def marginal(self, sample: Sample) -> tuple[float, float]:
         if self.method in ("el", "el-betting"):
             from .estimate import estimate
 
@@ -418,10 +427,10 @@ class _Bounds:
         b = self._finite(sample)
         return b.estimate, b.low
 
-    def upper(self, sample):
-        return self._finite(sample, upper=True).high
+    def upper(self, sample: Sample) -> float:
+        return float(self._finite(sample, upper=True).high)
 
-    def paired(self, sample, base):
+    def paired(self, sample: Sample, base: _Baseline) -> float:
         if self.method == "el":
             from .difference import difference
 
@@ -444,7 +453,7 @@ class _Bounds:
 THREADED_ROWS = 50_000
 
 
-def _each(fn, k, threads, rows):
+def _each(fn: Callable[[int], _T], k: int, threads: int | None, rows: float) -> list[_T]:
     """``[fn(0), ..., fn(k - 1)]``, on ``threads`` threads when the log is long enough."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -457,7 +466,8 @@ def _each(fn, k, threads, rows):
         return list(pool.map(fn, range(k)))
 
 
-def _choose(rule, estimate, low, gain, base):
+def _choose(rule: str, estimate: np.ndarray, low: np.ndarray, gain: np.ndarray,
+            base: int | None) -> int | None:
     """The chosen position (None: keep a baseline that is not a candidate). Ties go to the
     baseline, then to the first in input order."""
     if rule == "bound":

@@ -61,7 +61,8 @@ class _ReadsQ:
 
     @property
     def q_field(self) -> Any:
-        return self[self._fields.index("q")]
+        # (A mixin of NamedTuples: the tuple's own item, which the ``q`` property hides.)
+        return self[self._fields.index("q")]  # type: ignore[attr-defined,index]
 
 
 class _MLEFields(NamedTuple):

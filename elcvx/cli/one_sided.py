@@ -11,7 +11,10 @@ in memory in log order without counts; a note names each one left out and why.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import ElcvxError
 
@@ -53,10 +56,11 @@ def one_sided_report(sample, args, logging_probs=None, ix_chunks=None) -> dict:
         return ix_bound_in_chunks(sample, ix_chunks(), confidence_level=level,
                                   alternative=alternative)
 
-    computed = {"ix": ix} if logging_probs is not None or ix_chunks is not None else {}
+    computed: dict[str, Callable[[], Any]] = (
+        {"ix": ix} if logging_probs is not None or ix_chunks is not None else {})
     if sample.in_memory:
         for name in ("ls", "eb", "el-betting"):
-            computed[name] = lambda name=name: bound(sample, method=name, confidence_level=level)
+            computed[name] = functools.partial(bound, sample, method=name, confidence_level=level)
     for name in ("ls", "ix", "eb", "el-betting"):  # (the order of finite_sample.METHODS)
         if name not in computed:
             continue

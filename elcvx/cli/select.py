@@ -136,7 +136,7 @@ def weight_notes(log, args) -> list:
     from ..checks import check_weights
     from ..sample import Sample
 
-    notes = []
+    notes: list[str] = []
     for j, name in enumerate(log.names):
         sample = Sample.from_probs(log.target_probs[:, j], log.logging_probs, log.rewards,
                                    pmin=args.pmin, wmax=args.wmax, rmin=args.rmin,

@@ -271,7 +271,7 @@ def profile(sample, v, constraints=(), atoms=None, *,
     gaps = np.zeros(v.shape)
     builders = {"primal": lambda: P.profile_primal(sample, constraints=constraints, atoms=atoms),
                 "dual": lambda: P.profile_dual(sample, constraints=constraints, atoms=atoms)}
-    cached = {}
+    cached: dict[str, object] = {}
     statuses = set()
     for i, vi in enumerate(v):
         if np.isnan(vi):

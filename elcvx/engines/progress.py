@@ -72,7 +72,7 @@ def progress_enabled(progress, size: int) -> bool:
     return bool(progress)
 
 
-_active = []  # the stage being drawn, if any
+_active: list[str] = []  # the stage being drawn, if any
 
 
 @contextlib.contextmanager

@@ -39,7 +39,7 @@ def num_threads(threads: int | None = None) -> int:
     :func:`cores`. A value that is not a positive integer raises
     :class:`~elcvx.InvalidInputError` naming where it came from."""
     field, value = ("threads", threads) if threads is not None else (ENV, os.environ.get(ENV))
-    if value is None or (field == ENV and not value.strip()):
+    if value is None or (field == ENV and not str(value).strip()):
         return cores()
     try:
         count = int(value)

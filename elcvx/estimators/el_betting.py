@@ -65,7 +65,7 @@ DEFAULT_SHRINK = 0.8
 BLOCKS = 16
 
 
-def lower_bound_unit(sample, u, delta: float, *, shrink: float = DEFAULT_SHRINK,
+def lower_bound_unit(sample: Sample, u: np.ndarray, delta: float, *, shrink: float = DEFAULT_SHRINK,
                      blocks: int = BLOCKS) -> float:
     """The lower bound ``L`` of ``E[w u]`` (unit scale) at level ``1 - delta``, from the sample's
     weights and the rewards ``u`` (the sample's, or reflected), rows in order."""
@@ -79,12 +79,13 @@ def lower_bound_unit(sample, u, delta: float, *, shrink: float = DEFAULT_SHRINK,
     return wealth_bound(w, u, beta, tau, math.log(1.0 / delta))
 
 
-def block_ends(n: int, blocks: int = BLOCKS) -> list:
+def block_ends(n: int, blocks: int = BLOCKS) -> list[int]:
     """The end of each block: ``blocks`` blocks of (nearly) equal size, fewer when ``n`` is small."""
     return sorted({max(1, int(round(n * (j + 1) / blocks))) for j in range(blocks)})
 
 
-def bets(w, u, wmin, wmax, delta, *, shrink=DEFAULT_SHRINK, blocks=BLOCKS):
+def bets(w: np.ndarray, u: np.ndarray, wmin: float, wmax: float, delta: float, *,
+         shrink: float = DEFAULT_SHRINK, blocks: int = BLOCKS) -> tuple[np.ndarray, np.ndarray]:
     """``(beta, tau)`` per row: each block's bet from the rows before it (module docstring)."""
     n = w.size
     beta, tau = np.zeros(n), np.zeros(n)
@@ -99,12 +100,13 @@ def bets(w, u, wmin, wmax, delta, *, shrink=DEFAULT_SHRINK, blocks=BLOCKS):
     return beta, tau
 
 
-def plug_in(w, u, wmin, wmax, target):
+def plug_in(w: np.ndarray, u: np.ndarray, wmin: float, wmax: float,
+            target: float) -> tuple[float, float] | None:
     """``(beta, tau)`` maximising ``l_v(P)`` at the ``v`` where ``l_v(P) = target``, ``P`` the rows
     reweighted by EL's MLE; None when no such bet is found (the caller bets as in block 1)."""
     past = Sample(w, u, wmin=wmin, wmax=wmax)
     mle = fast.mle(past, ())
-    if not np.all(np.isfinite(mle.q)):
+    if mle.q is None or not np.all(np.isfinite(mle.q)):
         return None
     m = float(w.size)
     mass, _, w_ex = extra_atom(past, mle)
@@ -127,7 +129,7 @@ def plug_in(w, u, wmin, wmax, target):
     return b, t
 
 
-def safe(beta, tau, wmin, wmax):
+def safe(beta: float, tau: float, wmin: float, wmax: float) -> tuple[float, float]:
     """``(beta, tau)`` scaled by the largest factor in ``(0, 1]`` that keeps ``1 + beta (w - 1) +
     tau (x - 1) >= 0`` at the corners ``w`` in ``{wmin, wmax}``, ``x`` in ``{0, w}`` (at ``v =
     1``, the least value of a factor with ``tau >= 0``); ``(0, 0)`` when no scale does (a slope
@@ -146,12 +148,13 @@ def safe(beta, tau, wmin, wmax):
     return beta * scale, tau * scale
 
 
-def wealth_bound(w, u, beta, tau, threshold):
+def wealth_bound(w: np.ndarray, u: np.ndarray, beta: np.ndarray, tau: np.ndarray,
+                 threshold: float) -> float:
     """``sup {v in [0, 1] : log K_N(v) >= threshold}``, or 0 when no ``v`` is rejected: by
     bisection on the decreasing ``log K_N``, returning a rejected ``v``."""
     base = 1.0 + beta * (w - 1.0) + tau * (w * u)
 
-    def rejects(v):
+    def rejects(v: float) -> bool:
         factors = base - tau * v
         if not factors.min() > 0.0:
             return False

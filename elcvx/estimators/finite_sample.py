@@ -48,7 +48,9 @@ The choice between them, and against EL: the documentation's page "Pessimistic b
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +58,12 @@ from .. import _validation as iv
 from ..errors import InvalidInputError
 from ..results import _Pair
 from ..sample import check_sample
+
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
+
+    from ..io import Log
+    from ..sample import Sample
 
 __all__ = ["METHODS", "FiniteSampleBound", "lower_bound", "upper_bound", "gain_lower_bound",
            "ix_bound_in_chunks"]
@@ -106,8 +114,9 @@ class FiniteSampleBound(_Pair):
     note: str = ""
 
 
-def lower_bound(sample, *, method: str = "ls", confidence_level: float = 0.95,
-                logging_probs=None, parameter=None) -> FiniteSampleBound:
+def lower_bound(sample: Sample | Log, *, method: str = "ls", confidence_level: float = 0.95,
+                logging_probs: ArrayLike | None = None,
+                parameter: float | None = None) -> FiniteSampleBound:
     r"""A lower bound on the target policy's value that holds with probability ``confidence_level``
     at the sample's own ``N`` (formulas and conditions: :mod:`elcvx.estimators.finite_sample`).
 
@@ -144,8 +153,9 @@ def lower_bound(sample, *, method: str = "ls", confidence_level: float = 0.95,
     return _bound(sample, method, confidence_level, logging_probs, parameter, "greater")
 
 
-def upper_bound(sample, *, method: str = "ls", confidence_level: float = 0.95,
-                logging_probs=None, parameter=None) -> FiniteSampleBound:
+def upper_bound(sample: Sample | Log, *, method: str = "ls", confidence_level: float = 0.95,
+                logging_probs: ArrayLike | None = None,
+                parameter: float | None = None) -> FiniteSampleBound:
     r"""An upper bound on the target policy's value: :func:`lower_bound` of the reflected rewards
     ``rmin + rmax - r``, reflected back (valid as it is when ``E[w] = 1``; IX's without it).
 
@@ -154,7 +164,9 @@ def upper_bound(sample, *, method: str = "ls", confidence_level: float = 0.95,
     return _bound(sample, method, confidence_level, logging_probs, parameter, "less")
 
 
-def _bound(sample, method, confidence_level, logging_probs, parameter, alternative):
+def _bound(sample: Sample | Log, method: str, confidence_level: float,
+           logging_probs: ArrayLike | None, parameter: float | None,
+           alternative: str) -> FiniteSampleBound:
     sample = check_sample(sample)
     method = iv.option("method", method, METHODS)
     level = iv.confidence_level(confidence_level)
@@ -177,7 +189,8 @@ def _bound(sample, method, confidence_level, logging_probs, parameter, alternati
     return _result(sample, alternative, level, method, value, low_u, estimate)
 
 
-def _mean_bound(method, w, u, c, n, delta, value, p):
+def _mean_bound(method: str, w: np.ndarray, u: np.ndarray | float, c: Any, n: float, delta: float,
+                value: float, p: np.ndarray | None) -> tuple[float, float]:
     """``(L, estimate)``: the method's lower bound ``L`` of ``E[w u]`` (not clipped) and the
     estimator it is built around, for ``w u >= 0`` (and for IX ``w p u <= 1``); ``value`` is the
     method's parameter, ``n = sum c >= 2`` for EB."""
@@ -194,8 +207,9 @@ def _mean_bound(method, w, u, c, n, delta, value, p):
     return mean - math.sqrt(2.0 * var * conf / n) - 7.0 * value * conf / (3.0 * (n - 1.0)), mean
 
 
-def gain_lower_bound(sample, baseline, *, method: str = "ls", confidence_level: float = 0.95,
-                     logging_probs=None) -> float:
+def gain_lower_bound(sample: Sample, baseline: Sample, *, method: str = "ls",
+                     confidence_level: float = 0.95,
+                     logging_probs: ArrayLike | None = None) -> float:
     r"""A lower bound on ``V(pi) - V(pi_b)``, paired on one log, that holds with probability
     ``confidence_level`` at the sample's ``N`` (``"ls"``, ``"ix"``, ``"eb"``).
 
@@ -219,8 +233,9 @@ def gain_lower_bound(sample, baseline, *, method: str = "ls", confidence_level: 
     return span * max(low - 1.0, -1.0)
 
 
-def ix_bound_in_chunks(log, chunks, *, confidence_level: float = 0.95,
-                       alternative: str = "greater", parameter=None) -> FiniteSampleBound:
+def ix_bound_in_chunks(log: Any, chunks: Iterable[Any], *, confidence_level: float = 0.95,
+                       alternative: str = "greater",
+                       parameter: float | None = None) -> FiniteSampleBound:
     """IX's bound (``lower_bound(..., method="ix")`` for ``"greater"``, ``upper_bound`` for
     ``"less"``) on a log read in chunks, whose rows are never in memory together.
 
@@ -250,17 +265,18 @@ def ix_bound_in_chunks(log, chunks, *, confidence_level: float = 0.95,
     return _ix_result(log, alternative, level, gamma, total)
 
 
-def _ix_sum(c, w, u, p, gamma) -> float:
+def _ix_sum(c: Any, w: np.ndarray, u: np.ndarray | float, p: Any, gamma: float) -> float:
     """``sum c pi u / (p + gamma)`` over rows, ``pi = w p``."""
     return float(np.dot(c, w * p * u / (p + gamma)))
 
 
-def _ix_low(estimate, delta, gamma, n) -> float:
+def _ix_low(estimate: float, delta: float, gamma: float, n: float) -> float:
     """IX's bound from its estimate: ``estimate - log(1/delta) / (2 gamma N)``."""
     return estimate - math.log(1.0 / delta) / (2.0 * gamma * n)
 
 
-def _ix_result(log, alternative, level, gamma, total):
+def _ix_result(log: Any, alternative: str, level: float, gamma: float,
+               total: float) -> FiniteSampleBound:
     """IX's bound from its sum over the log's rows: ``total / N - log(1/delta) / (2 gamma N)``."""
     n = float(log.n)
     estimate = total / n
@@ -268,13 +284,13 @@ def _ix_result(log, alternative, level, gamma, total):
                    estimate)
 
 
-def _default(method, n):
+def _default(method: str, n: float) -> float:
     """The authors' code's tuning at ``N``: LS's ``1/sqrt(N)``, IX's ``1/(2 sqrt(N))``, EB's
     clipping ``sqrt(N)``."""
     return {"ls": 1.0 / math.sqrt(n), "ix": 0.5 / math.sqrt(n), "eb": math.sqrt(n)}[method]
 
 
-def _parameter(method, value):
+def _parameter(method: str, value: float) -> float:
     x = iv.finite_scalar("parameter", value)
     ok = 0.0 < x <= 1.0 if method == "el-betting" else x > 0.0
     if not ok:
@@ -284,7 +300,7 @@ def _parameter(method, value):
     return x
 
 
-def _logging_probs(sample, method, logging_probs):
+def _logging_probs(sample: Any, method: str, logging_probs: ArrayLike | None) -> np.ndarray | None:
     """IX's logging probabilities, checked: required for ``"ix"`` and refused elsewhere (where
     they would be ignored)."""
     if method != "ix":
@@ -305,7 +321,8 @@ def _logging_probs(sample, method, logging_probs):
     return p
 
 
-def _result(sample, alternative, level, method, parameter, bound_u, estimate_u, note=""):
+def _result(sample: Any, alternative: str, level: float, method: str, parameter: float,
+            bound_u: float, estimate_u: float | None, note: str = "") -> FiniteSampleBound:
     """The bound on the user's scale: ``bound_u`` is a lower bound of ``E[w u]`` (``u`` reflected
     for ``"less"``), clipped to ``[0, 1]``."""
     bound_u = min(max(bound_u, 0.0), 1.0)

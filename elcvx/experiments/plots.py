@@ -47,7 +47,7 @@ def read_rows(path) -> list:
         rows = list(csv.DictReader(fh))
     out = []
     for row in rows:
-        conv = {}
+        conv: dict[str, int | float | str] = {}
         for k, v in row.items():
             if k == "n":
                 conv[k] = int(v)

@@ -43,7 +43,7 @@ def _synthetic(run) -> list:
           "by more than 2 SE, `≈`: within 2 SE.", "",
           "| N | " + " | ".join(f"{LABELS[c]} − EL, ρ = ½" for c in ("el-snips", "el-self")) + " |",
           "|---:|---:|---:|"]
-    verdicts = {c: [] for c in ("el-snips", "el-self")}
+    verdicts: dict[str, list[tuple[int, str]]] = {c: [] for c in ("el-snips", "el-self")}
     for n in run["sizes"]:
         cells = []
         for c in verdicts:
@@ -79,6 +79,7 @@ def _realistic(run, table) -> list:
     for other in VERSUS:
         for s in run["strategies"]:
             rows = [get.get((c, other, s)) for c in EL_COLUMNS.values()]
+            assert rows[0] is not None, (other, s)  # its atom share is read below
             paper, authors = R.PAPER_OPE.get((s, other)), R.AUTHORS_EL.get((s, other))
             L.append(f"| {other} | {s} | " + " | ".join(_wtl(r) for r in rows)
                      + f" | {'/'.join(map(str, paper)) if paper else '—'} | "
@@ -93,7 +94,8 @@ def _realistic(run, table) -> list:
             rs = [get[c, other, s] for s in run["strategies"] if (c, other, s) in get]
             cells.append("/".join(str(sum(r[k] for r in rs)) for k in ("wins", "ties", "losses")))
         auth = [R.AUTHORS_EL.get((s, other)) for s in run["strategies"]]
-        total = "/".join(str(sum(a[i] for a in auth)) for i in range(3)) if all(auth) else "—"
+        total = ("/".join(str(sum(a[i] for a in auth if a is not None)) for i in range(3))
+                 if all(auth) else "—")
         L.append(f"| {other} | " + " | ".join(cells) + f" | {total} |")
     L += ["", "Each rule against EL at the midpoint (the same evaluations), and the mean squared "
           "errors:", "", "| exploration | ρ = SNIPS vs ρ = ½ | ρ self-consistent vs ρ = ½ | MSE ρ = ½ | "

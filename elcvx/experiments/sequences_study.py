@@ -101,7 +101,7 @@ def replicate(env: str, n: int, seed: int, index: int, level: float = 0.95) -> d
     truth = (value, 1.0 - value)
     out = {"env": env, "replicate": index, "value": value}
     ever = {"betting": False, "ddrm": False}
-    bounds = {m: {} for m in ("betting", "ddrm")}
+    bounds: dict[str, dict[int, list[float]]] = {m: {} for m in ("betting", "ddrm")}
     shard = np.arange(n) % SHARDS
     merged = {f"{m}-{how}": False for m in ("betting", "ddrm") for how in MERGES}
     merged_bounds = {k: [0.0, 0.0] for k in merged}
@@ -313,7 +313,7 @@ def _summary(study, cov, wid, command, figure) -> str:
              "A 95% confidence sequence may exclude the truth at some t in at most 5% of logs. "
              "The EL interval is looked at 5 times per decade from t = 100 (what a team that "
              "peeks does), and at N alone (what it is made for).", ""]
-    by_env = {}
+    by_env: dict[str, dict[str, dict]] = {}
     for row in cov:
         by_env.setdefault(row["label"], {})[row["environment"]] = row
     header = ["method"] + [f"{env}: ever excluded (SE)" for env in study["environments"]]

@@ -321,6 +321,7 @@ def profile_of(data, v, mle_sol=None, starts=None, max_iter=MAX_ITER) -> Profile
         statuses.add(out.status)
         if out.x is not None:
             out_l[i], out_b[i], out_t[i] = out.loglik, out.x[0], out.x[-1]
+            assert out.cert is not None  # (certified wherever there is a point)
             gaps[i] = out.cert.gap
     status = Status.merged(statuses)
     return ProfileSolution(loglik=out_l, beta=out_b, tau=out_t, status=status, work=work.counts(),

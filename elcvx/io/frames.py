@@ -116,7 +116,7 @@ def _relocate(exc: InvalidInputError, where, fields: dict, cost_range=None, rewa
             f"({iv.plural(outside, 'such value')}) (reward = -cost){hint}",
             field=exc.field, index=exc.index, value=exc.value, reason=exc.reason)
     reason = exc.reason
-    if exc.field == "r" and reason.startswith("is outside"):
+    if exc.field == "r" and reason is not None and reason.startswith("is outside"):
         # Rewards on another scale than [0, 1] (a rating, a revenue): say how to give it.
         reason += ("; give the range rewards can take: rmin and rmax (on the command line, "
                    "--rmin R --rmax R)")

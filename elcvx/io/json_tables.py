@@ -60,7 +60,7 @@ def _json_key(key: str) -> str:
 
 def _no_duplicate_keys(line: str, keys, where: str) -> None:
     """Raise if the JSON object ``line`` holds one of ``keys`` (default: any key) twice."""
-    top = []
+    top: list[tuple[str, object]] = []
 
     def keep(pairs):
         top[:] = pairs  # objects are built inside out: the last one is the line's own
@@ -134,7 +134,8 @@ def _json_document(path: str, progress):
     except ValueError as exc:
         if first.startswith("{"):
             return None  # not one document either: the JSON-lines reader names the bad line
-        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
+        where = (f" at line {exc.lineno} column {exc.colno}"
+                 if isinstance(exc, json.JSONDecodeError) else "")
         raise InvalidInputError(f"{path} is not valid JSON ({getattr(exc, 'msg', exc)}{where}); "
                                 f"{_JSON_EXPECTED}") from None
     except (OSError, EOFError, gzip.BadGzipFile) as exc:

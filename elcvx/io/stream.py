@@ -44,8 +44,8 @@ class _Groups:
         self.path = path
         self.strict = strict  # else, past max_pairs, stop compressing (``failed``) instead of raising
         self.failed = False
-        self.total = None
-        self.pending = []
+        self.total: Sample | None = None
+        self.pending: list[Sample] = []
         self.pending_rows = 0
         self.rows = 0  # rows of the log read so far
 
@@ -158,9 +158,11 @@ def read_log_compressed(path, *, spec=None, format=None, weight=None, target_pro
     if groups.rows == 0:
         raise InvalidInputError(f"{path} has no data rows")
     sample = groups.sample()
+    assert sample is not None  # strict groups raise rather than give up
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
-    notes = (f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} ({groups.rows:,} "
-             f"rows), compressed exactly to {sample.n_rows:,} distinct (w, r) rows",)
+    notes: tuple[str, ...] = (
+        f"read in chunks from {len(files):,} file{'s' * (len(files) > 1)} ({groups.rows:,} "
+        f"rows), compressed exactly to {sample.n_rows:,} distinct (w, r) rows",)
     notes += check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=formats, n_rows=groups.rows, columns=described,
                notes=notes)
@@ -190,14 +192,16 @@ def read_log_rows(path, *, spec=None, format=None, chunk_size=1 << 18, progress=
         probs.append(_logging_probs(df, spec))
     if not chunks:
         raise InvalidInputError(f"{path} has no data rows")
+    assert described is not None  # set by the first chunk
     first = chunks[0]
     counts = None if first.counts is None else np.concatenate([c.counts for c in chunks])
     sample = Sample(np.concatenate([c.w for c in chunks]), np.concatenate([c.r for c in chunks]),
                     counts=counts, wmin=first.wmin, wmax=first.wmax, rmin=first.rmin,
                     rmax=first.rmax)
     formats = "+".join(dict.fromkeys(fmt for _, fmt in files))
-    notes = (f"read from {len(files):,} file{'s' * (len(files) > 1)} ({sample.n_rows:,} rows), "
-             "every row in memory, in file order",)
+    notes: tuple[str, ...] = (
+        f"read from {len(files):,} file{'s' * (len(files) > 1)} ({sample.n_rows:,} rows), "
+        "every row in memory, in file order",)
     notes += check_weights(sample, described["w"])
     return Log(sample=sample, path=path, format=formats, n_rows=sample.n_rows, columns=described,
                notes=notes, logging_probs=None if probs[0] is None else np.concatenate(probs))

@@ -46,14 +46,14 @@ def actions(values, n_actions=None) -> np.ndarray:
     return a.astype(np.intp)
 
 
-def examples(X, actions_, *, n_actions=None, n_features=None):
+def examples(X, actions_, *, n_actions=None, n_features=None) -> tuple[np.ndarray, np.ndarray]:
     """Contexts and logged actions, checked against each other and a policy's sizes: ``(X, a)``."""
     a = actions(actions_, n_actions)
     return matrix("X", X, n_rows=a.size, n_cols=n_features), a
 
 
 def weighted_examples(X, actions_, logging_prob_, rewards, sample_weight, *, n_actions=None,
-                      n_features=None):
+                      n_features=None) -> tuple[np.ndarray, ...]:
     """What a learner's ``refit`` takes, checked: ``(X, a, p, u, s)``."""
     X, a = examples(X, actions_, n_actions=n_actions, n_features=n_features)
     n = a.size

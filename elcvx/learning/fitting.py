@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import optimize
@@ -71,7 +72,7 @@ class FitResult:
     """
 
     policy: object
-    history: tuple = field(repr=False)
+    history: tuple[FitStep, ...] = field(repr=False)
     objective: str
     solver: str
     value: float
@@ -80,17 +81,17 @@ class FitResult:
     path: str
     message: str
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter((self.policy, self.history))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return 2
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Any:
         return (self.policy, self.history)[i]
 
 
-def check_action_probs(pi, n) -> np.ndarray:
+def check_action_probs(pi: Any, n: int) -> np.ndarray:
     pi = np.asarray(pi, dtype=float).reshape(-1)
     if pi.size != n:
         raise InvalidInputError(f"policy.action_probs returned {pi.size} values for {n} examples")
@@ -98,12 +99,15 @@ def check_action_probs(pi, n) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InvalidInputError(f"policy.action_probs returned pi[{i}]={float(pi[i])!r}, not a probability")
-    return np.minimum(pi, 1.0)
+    out: np.ndarray = np.minimum(pi, 1.0)
+    return out
 
 
-def fit(policy, X, actions, logging_prob, rewards, *, objective="lower_bound", solver="alternating",
-        confidence_level=0.95, passes=4, wmax=None, rmin=0.0, rmax=1.0, calibration="chi2",
-        method="auto", max_iter=200) -> FitResult:
+def fit(policy: Learner, X: Any, actions: Any, logging_prob: Any, rewards: Any, *,
+        objective: str = "lower_bound", solver: str = "alternating",
+        confidence_level: float = 0.95, passes: int = 4, wmax: float | None = None,
+        rmin: float = 0.0, rmax: float = 1.0, calibration: str = "chi2", method: str = "auto",
+        max_iter: int = 200) -> FitResult:
     r"""Learn a policy from logged bandit feedback by maximising an off-policy objective.
 
     Solves
@@ -231,7 +235,7 @@ def fit(policy, X, actions, logging_prob, rewards, *, objective="lower_bound", s
     ev = inner(first, need_grad=False)
     history = [FitStep(0, rmin + span * ev.value, time.perf_counter() - start)]
 
-    def record(value, *surrogates):
+    def record(value: float, *surrogates: float) -> None:
         history.append(FitStep(len(history), rmin + span * value, time.perf_counter() - start,
                                *surrogates))
 
@@ -257,18 +261,20 @@ class _Log:
     u: np.ndarray  # rewards on the unit scale
     wmax: float
 
-    def action_probs(self, policy) -> np.ndarray:
+    def action_probs(self, policy: Learner) -> np.ndarray:
         return check_action_probs(policy.action_probs(self.X, self.actions), self.actions.size)
 
-    def weights(self, pi) -> np.ndarray:
-        return np.minimum(pi / self.logging_prob, self.wmax)
+    def weights(self, pi: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.minimum(pi / self.logging_prob, self.wmax)
+        return out
 
-    def sample(self, pi) -> Sample:
+    def sample(self, pi: np.ndarray) -> Sample:
         """The Sample of the policy's weights (unit reward scale), which the objective takes."""
         return Sample(self.weights(pi), self.u, wmax=self.wmax)
 
 
-def _alternate(policy, log, inner, pi, ev, passes, record):
+def _alternate(policy: Learner, log: _Log, inner: Objective, pi: np.ndarray, ev: Any, passes: int,
+               record: Callable[..., None]) -> Any:
     """The paper's alternating method: ``passes`` refits, each with the example weights ``N Q``
     of the inner problem (``ev``, at the policy's probabilities ``pi``) before it. Returns the
     objective at the last policy."""
@@ -284,12 +290,13 @@ def _alternate(policy, log, inner, pi, ev, passes, record):
     return ev
 
 
-def _direct(policy, log, inner, max_iter, record):
+def _direct(policy: Any, log: _Log, inner: Objective, max_iter: int,
+            record: Callable[..., None]) -> tuple[Any, str]:
     """L-BFGS-B on the objective minus the policy's penalty, with the gradient chained through
     ``w_n = pi(a_n|x_n)/p_n``. Returns the objective at the fitted policy and L-BFGS's message."""
-    seen = {}
+    seen: dict[bytes, float] = {}
 
-    def negative(theta):
+    def negative(theta: np.ndarray) -> tuple[float, np.ndarray]:
         policy.set_params(theta)
         ev = inner(log.sample(log.action_probs(policy)))
         g_theta = policy.grad_action_probs(log.X, log.actions, ev.grad / log.logging_prob)
@@ -298,7 +305,7 @@ def _direct(policy, log, inner, max_iter, record):
         seen[theta.tobytes()] = ev.value
         return -(ev.value - pen), -(np.asarray(g_theta, dtype=float) - dpen)
 
-    def step(intermediate_result):
+    def step(intermediate_result: Any) -> None:
         x = intermediate_result.x
         if x.tobytes() not in seen:
             negative(x)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from .. import _validation as iv
 from ..errors import InvalidInputError, SolverError
 from ..sample import Sample, check_sample
 from ..status import OPTIMAL
+
+if TYPE_CHECKING:  # (annotations only)
+    from ..io import Log
+    from ..sample import Sample
 
 OBJECTIVES = ("lower_bound", "estimate", "ips")
 WEIGHT_SCALES = ("n", "none")
@@ -42,16 +46,17 @@ class Evaluation(NamedTuple):
     status: str
 
 
-def finite_quantile(calibration, level, n) -> float:
+def finite_quantile(calibration: str, level: float, n: float) -> float:
     """The interval's likelihood-ratio threshold; learning needs a finite one."""
     quantile = quantiles.quantile(calibration, level, n)
     if not np.isfinite(quantile):
         raise InvalidInputError(f"calibration={calibration!r} has no quantile at N={n:g}: "
                                 "the interval is the whole reward range")
-    return quantile
+    return float(quantile)
 
 
-def _sample_and_quantile(sample, method, confidence_level, calibration):
+def _sample_and_quantile(sample: Sample | Log, method: str, confidence_level: float,
+                         calibration: str) -> tuple[Sample, float]:
     """The checked sample and its interval's threshold, for the functions that take a Sample."""
     sample = check_sample(sample)
     iv.option("method", method, iv.METHODS)
@@ -71,11 +76,11 @@ class Objective:
     ``method="fast"`` or ``"auto"``.
     """
 
-    def __init__(self, objective, quantile, method, rho=0.5):
+    def __init__(self, objective: str, quantile: float, method: str, rho: float = 0.5) -> None:
         self.objective, self.quantile, self.method, self.rho = objective, quantile, method, rho
-        self.program = None  # the compiled inner program, built at its first use
+        self.program: Any = None  # the compiled inner program, built at its first use
 
-    def __call__(self, sample, need_grad=True) -> Evaluation:
+    def __call__(self, sample: Sample, need_grad: bool = True) -> Evaluation:
         w, u, c, n = sample.w, sample.u, sample.c, sample.n
         if self.objective == "ips":
             value = float(np.dot(c, w * u)) / n
@@ -92,7 +97,7 @@ class Objective:
             grad = c * (sol.q * (sol.beta + u) - sol.kappa * mle.beta / d)
         return Evaluation(float(sol.value), grad, n * sol.q, path, sol.status)
 
-    def _lower_bound(self, sample, mle):
+    def _lower_bound(self, sample: Sample, mle: Any) -> Any:  # (solution, path)
         """The bound's solution at ``sample`` and its path, ``"fast"`` or ``"cvxpy"``."""
         bound = partial(dispatch.lower_bound, sample, mle, self.quantile, "lower")
         if self.method == "fast":
@@ -110,13 +115,13 @@ class Objective:
         return bound("cvxpy")
 
     @staticmethod
-    def _compiles(sample) -> bool:
+    def _compiles(sample: Sample) -> bool:
         """Whether compiling the inner program pays at this size (imports cvxpy)."""
         from ..programs import learning as programs
 
-        return sample.n_rows <= programs.DPP_MAX_ROWS
+        return bool(sample.n_rows <= programs.DPP_MAX_ROWS)
 
-    def _solve_compiled(self, sample, mle):
+    def _solve_compiled(self, sample: Sample, mle: Any) -> Any:
         from ..cvx.inner import solve_certified
         from ..programs import learning as programs
 
@@ -124,7 +129,8 @@ class Objective:
             self.program = programs.dro_inner(sample, form="dual")
         return solve_certified(self.program, w=sample.w, mle=mle, quantile=self.quantile)
 
-    def _estimate(self, sample, mle, path, d, need_grad):
+    def _estimate(self, sample: Sample, mle: Any, path: str, d: np.ndarray,
+                  need_grad: bool) -> Evaluation:
         w, u, c, n = sample.w, sample.u, sample.c, sample.n
         rho, beta = self.rho, mle.beta
         e = u - rho
@@ -141,14 +147,15 @@ class Objective:
         return Evaluation(value, grad, n * mle.q, path, mle.status)
 
 
-def _beta_interior(mle) -> bool:
+def _beta_interior(mle: Any) -> bool:
     """Whether ``beta*`` lies inside its interval: both paths set ``at_atom`` where it is at
     an end (an extra atom carries mass)."""
     return not mle.at_atom
 
 
-def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, calibration="chi2",
-                   rho=None, method="auto"):
+def value_and_grad(sample: Sample | Log, *, objective: str = "lower_bound",
+                   confidence_level: float = 0.95, calibration: str = "chi2",
+                   rho: float | None = None, method: str = "auto") -> tuple[float, np.ndarray]:
     r"""An off-policy objective and its gradient with respect to the importance weights ``w_n``.
 
     Solves, at the sample's weights ``w``, one of
@@ -241,11 +248,13 @@ def value_and_grad(sample, *, objective="lower_bound", confidence_level=0.95, ca
         raise InvalidInputError(f"rho={rho!r} is outside [rmin, rmax] = [{sample.rmin}, {sample.rmax}]")
     ev = Objective(objective, quantile, method, sample.to_unit(rho))(sample)
     span = sample.rmax - sample.rmin
+    assert ev.grad is not None  # (need_grad)
     return sample.rmin + span * ev.value, span * ev.grad
 
 
-def lower_bound_weights(sample, *, confidence_level=0.95, calibration="chi2", method="auto",
-                        scale="n") -> np.ndarray:
+def lower_bound_weights(sample: Sample | Log, *, confidence_level: float = 0.95,
+                        calibration: str = "chi2", method: str = "auto",
+                        scale: str = "n") -> np.ndarray:
     r"""Per-example weights ``N Q_n`` from the minimising ``Q`` of the lower bound's program.
 
     Solves the lower-bound program of :func:`elcvx.interval` at the sample's weights,

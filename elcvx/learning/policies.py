@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from scipy import optimize
@@ -17,6 +17,9 @@ from scipy import optimize
 from . import _inputs as bi
 from .. import _validation as iv
 from ..errors import InvalidInputError, _require
+
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
 
 __all__ = ["Learner", "DifferentiablePolicy", "LinearSoftmaxPolicy", "VowpalWabbitPolicy"]
 
@@ -36,9 +39,10 @@ class Learner(Protocol):
         ``s = N Q`` (:func:`lower_bound_weights`); ``s = 1`` is plain IPS learning.
     """
 
-    def action_probs(self, X, actions) -> np.ndarray: ...
+    def action_probs(self, X: np.ndarray, actions: np.ndarray) -> np.ndarray: ...
 
-    def refit(self, X, actions, logging_prob, rewards, sample_weight) -> None: ...
+    def refit(self, X: np.ndarray, actions: np.ndarray, logging_prob: np.ndarray,
+              rewards: np.ndarray, sample_weight: np.ndarray) -> None: ...
 
 
 @runtime_checkable
@@ -61,11 +65,12 @@ class DifferentiablePolicy(Learner, Protocol):
 
     def get_params(self) -> np.ndarray: ...
 
-    def set_params(self, theta) -> None: ...
+    def set_params(self, theta: np.ndarray) -> None: ...
 
-    def grad_action_probs(self, X, actions, g) -> np.ndarray: ...
+    def grad_action_probs(self, X: np.ndarray, actions: np.ndarray,
+                          g: np.ndarray) -> np.ndarray: ...
 
-    def penalty(self, theta) -> tuple: ...
+    def penalty(self, theta: np.ndarray) -> tuple[float, np.ndarray]: ...
 
 
 
@@ -121,7 +126,7 @@ class LinearSoftmaxPolicy:
         self.coef = np.zeros((self.n_features, self.n_actions))
         self.intercept = np.zeros(self.n_actions)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LinearSoftmaxPolicy(n_features={self.n_features}, n_actions={self.n_actions}, l2={self.l2!r})"
 
     # -- parameters -----------------------------------------------------------------------------
@@ -129,7 +134,7 @@ class LinearSoftmaxPolicy:
         """``theta = (W.ravel(), b)``, a copy."""
         return np.concatenate([self.coef.ravel(), self.intercept])
 
-    def set_params(self, theta) -> None:
+    def set_params(self, theta: ArrayLike) -> None:
         """Set ``W`` and ``b`` from a flat ``theta`` of length ``(n_features + 1) n_actions``."""
         theta = iv.vector("theta", theta)
         size = (self.n_features + 1) * self.n_actions
@@ -139,30 +144,31 @@ class LinearSoftmaxPolicy:
         self.coef = theta[:k].reshape(self.n_features, self.n_actions).copy()
         self.intercept = theta[k:].copy()
 
-    def penalty(self, theta):
+    def penalty(self, theta: ArrayLike) -> tuple[float, np.ndarray]:
         """``(l2/2) ||theta||^2`` and its gradient ``l2 theta``."""
         theta = np.asarray(theta, dtype=float)
         return 0.5 * self.l2 * float(theta @ theta), self.l2 * theta
 
     # -- probabilities ---------------------------------------------------------------------------
-    def probs(self, X) -> np.ndarray:
+    def probs(self, X: ArrayLike) -> np.ndarray:
         """``pi(a | x)`` for every row of ``X`` and every action, shape ``(n, n_actions)``."""
         X = bi.matrix("X", X, n_cols=self.n_features)
         return self._probs(X)
 
-    def _probs(self, X):
-        logits = X @ self.coef + self.intercept
+    def _probs(self, X: np.ndarray) -> np.ndarray:
+        logits: np.ndarray = X @ self.coef + self.intercept
         logits -= logits.max(axis=1, keepdims=True)
         np.exp(logits, out=logits)
         logits /= logits.sum(axis=1, keepdims=True)
         return logits
 
-    def action_probs(self, X, actions) -> np.ndarray:
+    def action_probs(self, X: ArrayLike, actions: ArrayLike) -> np.ndarray:
         """``pi(a_n | x_n)`` for the given actions, shape ``(n,)``."""
         X, a = bi.examples(X, actions, n_actions=self.n_actions, n_features=self.n_features)
-        return self._probs(X)[np.arange(a.size), a]
+        out: np.ndarray = self._probs(X)[np.arange(a.size), a]
+        return out
 
-    def grad_action_probs(self, X, actions, g) -> np.ndarray:
+    def grad_action_probs(self, X: ArrayLike, actions: ArrayLike, g: ArrayLike) -> np.ndarray:
         r"""``sum_n g_n d pi(a_n|x_n) / d theta``.
 
         With ``P`` the probabilities and ``pi_n = P[n, a_n]``, the softmax gives
@@ -174,7 +180,7 @@ class LinearSoftmaxPolicy:
         return self._vjp(X, a, self._probs(X), g)
 
     @staticmethod
-    def _vjp(X, a, P, g):
+    def _vjp(X: np.ndarray, a: np.ndarray, P: np.ndarray, g: np.ndarray) -> np.ndarray:
         rows = np.arange(a.size)
         pi = P[rows, a]
         G = -P * (g * pi)[:, None]
@@ -182,7 +188,8 @@ class LinearSoftmaxPolicy:
         return np.concatenate([(X.T @ G).ravel(), G.sum(axis=0)])
 
     # -- learning --------------------------------------------------------------------------------
-    def refit(self, X, actions, logging_prob, rewards, sample_weight) -> None:
+    def refit(self, X: ArrayLike, actions: ArrayLike, logging_prob: ArrayLike, rewards: ArrayLike,
+              sample_weight: ArrayLike) -> None:
         """One learning step: maximise the weighted IPS objective minus the ridge penalty (L-BFGS).
 
         ``rewards`` are on ``[0, 1]``; ``sample_weight`` ``s_n >= 0``. Warm-started at the
@@ -194,7 +201,7 @@ class LinearSoftmaxPolicy:
         coeff = s * u / p / n  # d objective / d pi_n
         rows = np.arange(n)
 
-        def negative(theta):
+        def negative(theta: np.ndarray) -> tuple[float, np.ndarray]:
             self.set_params(theta)
             P = self._probs(X)
             value = float(coeff @ P[rows, a])
@@ -249,7 +256,8 @@ class VowpalWabbitPolicy:
     [[0.8, 0.1, 0.1]]
     """
 
-    def __init__(self, n_actions: int, *, epsilon: float = 0.0, args: str = "", workspace=None):
+    def __init__(self, n_actions: int, *, epsilon: float = 0.0, args: str = "",
+                 workspace: Any = None) -> None:
         self.n_actions = bi.n_actions(n_actions)
         self.epsilon = iv.finite_scalar("epsilon", epsilon)
         if not 0.0 <= self.epsilon <= 1.0:
@@ -263,33 +271,35 @@ class VowpalWabbitPolicy:
                                      f"--quiet {args}")
         self.workspace = workspace
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"VowpalWabbitPolicy(n_actions={self.n_actions}, epsilon={self.epsilon!r}, args={self.args!r})"
 
     @staticmethod
-    def _features(x) -> str:
+    def _features(x: np.ndarray) -> str:
         return "| " + " ".join(f"f{j}:{v:.10g}" for j, v in enumerate(x) if v != 0.0)
 
-    def _greedy(self, X):
+    def _greedy(self, X: np.ndarray) -> np.ndarray:
         out = np.empty(X.shape[0], dtype=np.intp)
         for i, x in enumerate(X):
             pmf = np.asarray(self.workspace.predict(self._features(x)), dtype=float)
             out[i] = int(np.argmax(pmf))
         return out
 
-    def probs(self, X) -> np.ndarray:
+    def probs(self, X: ArrayLike) -> np.ndarray:
         """``pi(a|x)`` for every row and action: ``(1 - epsilon)`` on VW's greedy action + uniform."""
         X = bi.matrix("X", X)
         P = np.full((X.shape[0], self.n_actions), self.epsilon / self.n_actions)
         P[np.arange(X.shape[0]), self._greedy(X)] += 1.0 - self.epsilon
         return P
 
-    def action_probs(self, X, actions) -> np.ndarray:
+    def action_probs(self, X: ArrayLike, actions: ArrayLike) -> np.ndarray:
         """``pi(a_n | x_n)`` for the logged actions."""
         X, a = bi.examples(X, actions, n_actions=self.n_actions)
-        return self.probs(X)[np.arange(a.size), a]
+        out: np.ndarray = self.probs(X)[np.arange(a.size), a]
+        return out
 
-    def refit(self, X, actions, logging_prob, rewards, sample_weight) -> None:
+    def refit(self, X: ArrayLike, actions: ArrayLike, logging_prob: ArrayLike, rewards: ArrayLike,
+              sample_weight: ArrayLike) -> None:
         """One online pass of VW over the weighted examples (see the class docstring)."""
         X, a, p, u, s = bi.weighted_examples(X, actions, logging_prob, rewards, sample_weight,
                                              n_actions=self.n_actions)

@@ -323,7 +323,7 @@ def _bound_q(F, blk, sc, y, kappa, out):
     return 0.0
 
 
-bound_q_block.reads_D = False
+setattr(bound_q_block, "reads_D", False)
 
 
 def merge_moments(p, q):
@@ -339,5 +339,6 @@ def merge_moments(p, q):
                     p.h_r + q.h_r)
 
 
-bound_block.reads_D = False
-bound_block.combine = centred_bound_block.combine = BoundSums.of
+setattr(bound_block, "reads_D", False)
+setattr(bound_block, "combine", BoundSums.of)
+setattr(centred_bound_block, "combine", BoundSums.of)

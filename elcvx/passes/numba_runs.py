@@ -18,6 +18,8 @@ size, which ``tests/fast/test_kernels_numba.py`` bounds against ``math.fsum``).
 from __future__ import annotations
 
 import math
+from typing import Any
+
 
 import numpy as np
 from numba import njit
@@ -29,9 +31,9 @@ RUN = 1024
 
 _LO, _HI = 2.0 ** -LOG_RANGE, 2.0 ** LOG_RANGE
 #: How every kernel is compiled: see the module's docstring.
-JIT = dict(nogil=True, fastmath=False, cache=True, error_model="numpy")
+JIT: dict[str, Any] = dict(nogil=True, fastmath=False, cache=True, error_model="numpy")
 #: How the fused sums are compiled.
-SUMS_JIT = dict(nogil=True, fastmath={"reassoc"}, cache=True, error_model="numpy")
+SUMS_JIT: dict[str, Any] = dict(nogil=True, fastmath={"reassoc"}, cache=True, error_model="numpy")
 
 
 @njit(**JIT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import math
@@ -91,7 +92,8 @@ class Program:
     constraints: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     log: list = field(default_factory=list, repr=False)
-    rebuild: object = field(default=None, repr=False)  # (constraints, atoms) -> Program
+    #: (constraints, atoms) -> Program
+    rebuild: Callable[..., Program] | None = field(default=None, repr=False)
 
     def __post_init__(self):
         # Checked at build, where the offending term is named, not at the first solve.

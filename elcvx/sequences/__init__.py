@@ -28,6 +28,8 @@ The derivations and the measured coverage and widths are in the documentation's 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +40,9 @@ from ..sample import MAX_WEIGHT
 from . import betting as _betting
 from . import ddrm as _ddrm
 
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
+
 __all__ = ["BettingSequence", "DDRMSequence", "betting_sequence", "ddrm_sequence",
            "merge_sequences", "MERGES"]
 
@@ -45,7 +50,7 @@ __all__ = ["BettingSequence", "DDRMSequence", "betting_sequence", "ddrm_sequence
 MERGES = ("product", "union")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     # What the module offers, not what it imports (np, math, iv, ...): dir() and a notebook's
     # tab completion list the names of __all__.
     return sorted(__all__)
@@ -63,7 +68,8 @@ class _Sequence(_Converts):
 
     method = ""
 
-    def __init__(self, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=True):
+    def __init__(self, *, confidence_level: float = 0.95, rmin: float = 0.0, rmax: float = 1.0,
+                 intersect: bool = True) -> None:
         self.confidence_level = iv.confidence_level(confidence_level)
         self.rmin = iv.finite_scalar("rmin", rmin)
         self.rmax = iv.finite_scalar("rmax", rmax)
@@ -76,24 +82,24 @@ class _Sequence(_Converts):
         self._low, self._high = 0.0, 1.0  # the current bounds on the unit scale
         self._sides = self._make_sides()
 
-    def _make_sides(self):
+    def _make_sides(self) -> list[Any]:
         raise NotImplementedError
 
     @property
     def t(self) -> int:
         """The number of examples seen."""
-        return self._sides[0].t
+        return int(self._sides[0].t)
 
     @property
     def interval(self) -> ConfidenceInterval:
         """The current bounds on the user's reward scale."""
         return ConfidenceInterval(float(self._to_user(self._low)), float(self._to_user(self._high)))
 
-    def _to_user(self, v):
+    def _to_user(self, v: Any) -> Any:
         return np.clip(self.rmin + (self.rmax - self.rmin) * np.asarray(v, dtype=float),
                        self.rmin, self.rmax)[()]
 
-    def update(self, w, r) -> SequenceResult:
+    def update(self, w: ArrayLike, r: ArrayLike) -> SequenceResult:
         """Add the examples ``(w, r)`` (scalars or 1-d arrays, in log order).
 
         Returns the bounds after each added example (empty input: an empty result).
@@ -114,10 +120,11 @@ class _Sequence(_Converts):
                               method=self.method, intersect=self.intersect, rmin=self.rmin,
                               rmax=self.rmax)
 
-    def _extend(self, side, x):
-        return self._sides[side].extend(x, self.threshold)
+    def _extend(self, side: int, x: np.ndarray) -> np.ndarray:
+        out: np.ndarray = self._sides[side].extend(x, self.threshold)
+        return out
 
-    def _chunk(self, w, r):
+    def _chunk(self, w: Any, r: Any) -> tuple[np.ndarray, np.ndarray]:
         w, r = iv._array("w", w), iv._array("r", r)
         if w.size != r.size:
             raise InvalidInputError(f"r has length {r.size} but w has length {w.size}")
@@ -130,15 +137,15 @@ class _Sequence(_Converts):
         iv.within("r", r, self.rmin, self.rmax, hint=f"{at}: the rewards must lie in [rmin, rmax]")
         return w, r
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         low, high = self.interval
         return (f"{type(self).__name__}(t={self.t}, confidence_level={self.confidence_level:g}, "
                 f"interval=[{low:.6g}, {high:.6g}])")
 
     #: The tuning a subclass takes beyond the base's (its ``__init__`` keywords).
-    _TUNING: tuple = ()
+    _TUNING: tuple[str, ...] = ()
 
-    def _shown_fields(self):
+    def _shown_fields(self) -> list[tuple[str, Any]]:
         """What ``to_dict``, ``to_frame`` and a notebook show: the state after the last example
         (a sequence is not a dataclass: it changes as it is fed)."""
         return [("method", self.method), ("t", self.t), ("interval", self.interval),
@@ -163,15 +170,15 @@ class BettingSequence(_Sequence):
     method = "betting"
     _TUNING = ("grid",)
 
-    def __init__(self, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=True,
-                 grid=_betting.GRID):
+    def __init__(self, *, confidence_level: float = 0.95, rmin: float = 0.0, rmax: float = 1.0,
+                 intersect: bool = True, grid: int = _betting.GRID) -> None:
         if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 2:
             raise InvalidInputError(f"grid={grid!r} must be an integer >= 2")
         self.grid = int(grid)
         super().__init__(confidence_level=confidence_level, rmin=rmin, rmax=rmax,
                          intersect=intersect)
 
-    def _make_sides(self):
+    def _make_sides(self) -> list[Any]:
         return [_betting.Side(self.threshold, self.grid) for _ in range(2)]
 
 
@@ -190,18 +197,19 @@ class DDRMSequence(_Sequence):
     method = "ddrm"
     _TUNING = ("tail",)
 
-    def __init__(self, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=True,
-                 tail="exact"):
+    def __init__(self, *, confidence_level: float = 0.95, rmin: float = 0.0, rmax: float = 1.0,
+                 intersect: bool = True, tail: str = "exact") -> None:
         self.tail = iv.option("tail", tail, _ddrm.TAILS)
         super().__init__(confidence_level=confidence_level, rmin=rmin, rmax=rmax,
                          intersect=intersect)
 
-    def _make_sides(self):
+    def _make_sides(self) -> list[Any]:
         return [_ddrm.Side(self.tail) for _ in range(2)]
 
 
-def betting_sequence(w, r, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=True,
-                     grid=_betting.GRID) -> SequenceResult:
+def betting_sequence(w: ArrayLike, r: ArrayLike, *, confidence_level: float = 0.95,
+                     rmin: float = 0.0, rmax: float = 1.0, intersect: bool = True,
+                     grid: int = _betting.GRID) -> SequenceResult:
     r"""The betting confidence sequence for ``V(pi)`` after each example of a log.
 
     Each side bets a predictable fraction of its wealth that the importance-weighted reward
@@ -247,8 +255,9 @@ def betting_sequence(w, r, *, confidence_level=0.95, rmin=0.0, rmax=1.0, interse
     return seq.update(w, r)
 
 
-def ddrm_sequence(w, r, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=True,
-                  tail="exact") -> SequenceResult:
+def ddrm_sequence(w: ArrayLike, r: ArrayLike, *, confidence_level: float = 0.95,
+                  rmin: float = 0.0, rmax: float = 1.0, intersect: bool = True,
+                  tail: str = "exact") -> SequenceResult:
     r"""The heavy-tailed (DDRM) confidence sequence for ``V(pi)`` after each example of a log.
 
     A mixture over bets ``lambda`` of ``exp(lambda (S_t - t v) - V_t(lambda))``, where ``V_t``
@@ -273,7 +282,8 @@ def ddrm_sequence(w, r, *, confidence_level=0.95, rmin=0.0, rmax=1.0, intersect=
     return seq.update(w, r)
 
 
-def merge_sequences(sequences, *, how="product", confidence_level=None) -> ConfidenceInterval:
+def merge_sequences(sequences: Sequence[_Sequence], *, how: str = "product",
+                    confidence_level: float | None = None) -> ConfidenceInterval:
     r"""Bounds on ``V(pi)`` from the sequences of logs collected in separate places (shards).
 
     ``how="union"``: each shard's sequence at level ``alpha / K`` (``K`` shards), intersected.
@@ -336,7 +346,7 @@ def merge_sequences(sequences, *, how="product", confidence_level=None) -> Confi
     return ConfidenceInterval(float(first._to_user(low)), float(first._to_user(high)))
 
 
-def _merge_side(sides, threshold, how):
+def _merge_side(sides: list[Any], threshold: float, how: str) -> float:
     """The lower bound of one side from the shards' states."""
     if isinstance(sides[0], _betting.Side):
         logk = np.array([s.logk for s in sides])

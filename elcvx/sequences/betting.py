@@ -74,7 +74,7 @@ class Side:
             c = np.minimum(C_MAX, m * np.sqrt(2.0 * self.log_alpha / (s2 * t * np.log1p(t))))
         self.t += x.size
         self.s, self.q = float(s[-1]), float(q[-1])
-        return c
+        return np.asarray(c)
 
     def extend(self, x: np.ndarray, threshold: float) -> np.ndarray:
         """Add ``x`` (in order); return the lower bound after each row."""
@@ -83,7 +83,7 @@ class Side:
         out = [self._block(x[i:i + rows], c[i:i + rows], threshold) for i in range(0, x.size, rows)]
         return np.concatenate(out) if out else np.zeros(0)
 
-    def _block(self, x, c, threshold):
+    def _block(self, x: np.ndarray, c: np.ndarray, threshold: float) -> np.ndarray:
         # A row with X = 0 (a weight or reward of 0) multiplies every K(v) by 1 - c: a scalar.
         # Only the other rows need the grid: their running sums are taken over them alone and
         # each row reads the last one at or before it, plus the running sum of the scalars.
@@ -105,7 +105,7 @@ class Side:
         return self.gk + self.zero
 
 
-def bound(v, logk, dlogk, threshold):
+def bound(v: np.ndarray, logk: np.ndarray, dlogk: np.ndarray, threshold: float) -> np.ndarray:
     """Per row, a lower bound on ``L = sup {v : log K(v) >= threshold}`` from ``log K`` and its
     derivative on the grid ``v`` (rows of ``logk`` and ``dlogk``).
 
@@ -140,7 +140,7 @@ def exact_bound(x: np.ndarray, c: np.ndarray, threshold: float) -> float:
     """
     from scipy.optimize import brentq
 
-    def g(v):
+    def g(v: float) -> float:
         return float(np.sum(np.log1p(c * (x / v - 1.0)))) - threshold
 
     if g(1.0) >= 0:
@@ -148,4 +148,4 @@ def exact_bound(x: np.ndarray, c: np.ndarray, threshold: float) -> float:
     tiny = 1e-12
     if g(tiny) < 0:
         return 0.0
-    return brentq(g, tiny, 1.0, xtol=1e-13, rtol=1e-13)
+    return float(brentq(g, tiny, 1.0, xtol=1e-13, rtol=1e-13))

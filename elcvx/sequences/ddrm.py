@@ -39,6 +39,8 @@ with the same floating-point operations as the whole log in one call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 #: Terms of the mixture kept: the dropped weight is ``xi^-TERMS`` (``7e-9`` at ``xi = 8/5``; the
@@ -54,7 +56,7 @@ TAILS = ("exact", "binned")
 _BLOCK = 20_000
 
 
-def mixture(terms: int = TERMS):
+def mixture(terms: int = TERMS) -> tuple[np.ndarray, np.ndarray]:
     """``(lambda_j, log weight_j)`` of the mixture, ``j = 0 .. terms - 1``."""
     j = np.arange(terms, dtype=float)
     lam = LAMBDA_MAX * np.exp(-(j + 0.5) * np.log(XI))
@@ -78,14 +80,17 @@ def tail_gain(e: np.ndarray, tail: str) -> np.ndarray:
     is ``1e16`` times larger than the rest.)
     """
     lam = _LAM[None, :]
+    gain: np.ndarray  # (numpy's ufuncs are typed Any)
     if tail == "exact":
-        return np.log1p(lam * e[:, None])
+        gain = np.log1p(lam * e[:, None])
+        return gain
     n = np.floor(np.log(e) / np.log(BIN_RATIO))
     x1 = BIN_RATIO ** n
     a = ((BIN_RATIO * x1 - e) / ((BIN_RATIO - 1.0) * x1))[:, None]
     z1, z2 = lam * x1[:, None], lam * (BIN_RATIO * x1)[:, None]
     gap = (lam * (BIN_RATIO - 1.0) * x1[:, None] / (1.0 + z2)) ** 2
-    return a * np.log1p(z1) + (1.0 - a) * np.log1p(z2) + 0.5 * a * (1.0 - a) * gap
+    gain = a * np.log1p(z1) + (1.0 - a) * np.log1p(z2) + 0.5 * a * (1.0 - a) * gap
+    return gain
 
 
 class Side:
@@ -109,11 +114,11 @@ class Side:
         """Add ``x`` (in order); return the lower bound ``L_t`` after each row."""
         return self._blocks(x, lambda t, s, v: lower_bounds(threshold, t, s, v))
 
-    def _blocks(self, x, per_block):
+    def _blocks(self, x: np.ndarray, per_block: Callable[..., np.ndarray]) -> np.ndarray:
         out = [per_block(*self.advance(x[i:i + _BLOCK])) for i in range(0, x.size, _BLOCK)]
         return np.concatenate(out) if out else np.zeros(0)
 
-    def advance(self, x):
+    def advance(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Add ``x``; return ``(t, S', V')`` after each row (``V'`` is ``(rows, TERMS)``):
         ``lambda_j S' - V'_j = lambda_j S - V_j``."""
         n = x.size
@@ -138,20 +143,21 @@ class Side:
         self.gain = gain[-1].copy()
         return t, small, v
 
-    def state(self):
+    def state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(t, S', V')`` now, as 1-row arrays (for merging shards)."""
         lam2 = _LAM * _LAM
         v = lam2 * self.low / (2.0 * (1.0 - _LAM)) + lam2 * self.mid / 2.0 - self.gain
         return np.array([float(self.t)]), np.array([self.small]), v[None, :]
 
 
-def log_wealth(mu, t, s, v):
+def log_wealth(mu: float | np.ndarray, t: np.ndarray, s: np.ndarray,
+               v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``log M_t(mu)`` and its derivative in ``mu``, for rows ``(t, S', V')`` (:class:`Side`),
     ``mu`` per row."""
     return _log_wealth(_LOGW + _LAM * s[:, None] - v, t, np.asarray(mu, dtype=float))
 
 
-def _log_wealth(base, t, mu):
+def _log_wealth(base: np.ndarray, t: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``log M`` and its slope from ``base_j = log weight_j + lambda_j S' - V'_j``, ``t``, ``mu``."""
     a = base - (t * mu)[:, None] * _LAM
     top = a.max(axis=1, keepdims=True)
@@ -162,11 +168,11 @@ def _log_wealth(base, t, mu):
     return top[:, 0] + np.log(total), -t * (p * _LAM).sum(axis=1) / total
 
 
-def lower_bounds(threshold, t, s, v):
+def lower_bounds(threshold: float, t: np.ndarray, s: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``L = sup {mu in [0, 1] : log M(mu) >= threshold}`` per row ``(t, S', V')`` (:class:`Side`)."""
     base = _LOGW + _LAM * s[:, None] - v
 
-    def wealth(mu, idx):
+    def wealth(mu: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         value, slope = _log_wealth(base[idx], t[idx], mu)
         return value - threshold, slope
 
@@ -192,7 +198,7 @@ def lower_bounds(threshold, t, s, v):
     return mu
 
 
-def reaches(threshold, mu, t, s, v) -> bool:
+def reaches(threshold: float, mu: float, t: np.ndarray, s: np.ndarray, v: np.ndarray) -> bool:
     """Whether ``log M(mu) >= threshold`` at some row: the largest term decides most rows
     (``max_j a_j <= log M <= max_j a_j + log(TERMS)``), the exact mixture the rest."""
     a = _LOGW + _LAM * (s - t * mu)[:, None] - v

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ...baselines import lower_bound
 from ...errors import SolverError
@@ -35,7 +36,7 @@ def bounds(log, methods=tuple(METHODS)) -> dict:
     unbounded = Sample(log.w, log.r)
     level = 1.0 - DELTA
     # A sequence is two-sided, each side at alpha / 2: alpha = 2 delta puts its lower side at delta.
-    seq = dict(confidence_level=1.0 - 2.0 * DELTA, rmin=0.0, rmax=1.0)
+    seq: dict[str, Any] = dict(confidence_level=1.0 - 2.0 * DELTA, rmin=0.0, rmax=1.0)
     compute = {
         "el": lambda: interval(known, confidence_level=level, alternative="greater").low,
         "el-inf": lambda: interval(unbounded, confidence_level=level, alternative="greater").low,

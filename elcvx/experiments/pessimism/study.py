@@ -44,7 +44,7 @@ class PessimismStudy:
     def summary(self, by_dataset: bool = True) -> list:
         """Per method (and dataset): logs, mean and median radius, violation rate (``LB > V``)
         with its standard error, and the logs where a bound could not be computed (``nan``)."""
-        groups = {}
+        groups: dict[tuple[str, str], list[dict]] = {}
         for row in self.rows:
             key = (row["dataset"] if by_dataset else "all", row["method"])
             groups.setdefault(key, []).append(row)

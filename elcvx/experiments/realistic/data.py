@@ -160,7 +160,7 @@ def dataset_files(data_dir, datasets=None, *, set_name: str = "openml") -> dict:
     if missing:
         raise DatasetError(f"datasets {missing!r} not in {str(d)!r} (it has "
                            f"{', '.join(f'{i} ({files[i].name})' for i in sorted(files))})")
-    return {i: files[i] for i in wanted}
+    return {i: files[i] for i in wanted if isinstance(i, int)}  # (all are: none is missing)
 
 
 def load_folder(data_dir, *, datasets=None, seed: int = DEFAULT_SEED, max_rows: int = MAX_ROWS,

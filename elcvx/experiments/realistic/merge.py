@@ -65,8 +65,8 @@ def _run_provenance(folder: Path) -> tuple:
                 command = line[len("Command: `"):-1]
             elif line.startswith("* Seed ") or line.startswith("* Merged from "):
                 setup = line[2:].split("; paired t-tests")[0]
-            elif _REFITS.match(line):
-                refits = int(_REFITS.match(line).group(1))
+            elif match := _REFITS.match(line):
+                refits = int(match.group(1))
     return command, setup, refits
 
 
@@ -84,8 +84,9 @@ def merge_runs(folders) -> RealisticStudy:
     folders = list(dict.fromkeys(Path(f) for f in folders))  # a folder named twice is one run
     if not folders:
         raise InvalidInputError("merge: no run folders given")
-    tables = {attr: {} for attr, _ in RAW_TABLES.values()}
-    policies, parts, seeds = {}, [], set()
+    tables: dict[str, dict[tuple, dict]] = {attr: {} for attr, _ in RAW_TABLES.values()}
+    policies: dict[tuple, dict] = {}
+    parts, seeds = [], set()
     refits = 0
     for folder in folders:
         if not folder.is_dir():
@@ -123,12 +124,12 @@ def merge_runs(folders) -> RealisticStudy:
         parts.append((str(folder), command, setup))
     if len(seeds) > 1:
         raise DatasetError(f"merge: the runs used different seeds {sorted(seeds)}")
-    counts = {}
+    counts: dict[str, int] = {}
     for name, (attr, cols) in RAW_TABLES.items():
-        groups = {}
+        groups: dict[tuple, set[int]] = {}
         for d, s, rep, _ in tables[attr]:
             groups.setdefault((d, s), set()).add(rep)
-        shapes = {}
+        shapes: dict[int, tuple] = {}
         for (d, s), reps in groups.items():
             if reps != set(range(len(reps))):
                 raise DatasetError(f"{name}: dataset {d}, {s} has replicates {sorted(reps)}, not 0..R-1")

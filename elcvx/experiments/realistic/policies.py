@@ -189,13 +189,13 @@ def ope_setup(ds, si, strategy, seed) -> OpeSetup:
     """Train ``h`` (and record its log), the reward predictor and ``pi`` for one (dataset, strategy)."""
     init, learn, ev = _splits(ds, "ope")
     K = ds.n_classes
-    logged = []
+    logged: list[int] = []
     h = train_logging_policy(ds.X[init], ds.y[init], K, strategy, dataset_rng(seed, ds.id, si, 0), log=logged)
     P_learn = pmf(h, _features(ds.X[learn]), K)
     P_eval = pmf(h, _features(ds.X[ev]), K)
     h.finish()
-    logged = np.asarray(logged, dtype=np.intp)
-    models = train_reward_predictor(ds.X[init], logged, bandit_rewards(ds.y[init], logged), K)
+    actions = np.asarray(logged, dtype=np.intp)
+    models = train_reward_predictor(ds.X[init], actions, bandit_rewards(ds.y[init], actions), K)
     R_hat = predict_rewards(models, ds.X[ev])
     for m in models:
         m.finish()
@@ -204,6 +204,6 @@ def ope_setup(ds, si, strategy, seed) -> OpeSetup:
     pi.close()
     y = ds.y[ev]
     return OpeSetup(ds, si, strategy, int(seed), P_eval, PI, R_hat, y, true_value(PI, y),
-                    weight_bound(strategy, P_eval, K), bool(np.all((PI == 0) | (PI == 1))), logged,
+                    weight_bound(strategy, P_eval, K), bool(np.all((PI == 0) | (PI == 1))), actions,
                     init.stop, learn.stop - learn.start)
 

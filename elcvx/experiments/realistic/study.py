@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -205,7 +207,7 @@ class RealisticStudy:
             if getattr(self, attr):
                 paths.append(write_csv(out / name, cols, getattr(self, attr)))
         if self.policies:
-            cols = list(dict.fromkeys(k for row in self.policies for k in row))
+            cols = tuple(dict.fromkeys(k for row in self.policies for k in row))
             paths.append(write_csv(out / "policies.csv", cols, self.policies))
         for name, rows in (("table1_ope.csv", self.ope_table()), ("table3_intervals.csv", self.ci_table()),
                            ("table2_learning.csv", self.learning_table())):
@@ -250,7 +252,7 @@ def run_study(data_dir, *, tables=TABLES, replicates: int = DEFAULT_REPLICATES,
     data = load_folder(data_dir, datasets=datasets, seed=seed, max_rows=max_rows)
     st = RealisticStudy(datasets=[d.id for d in data], strategies=strategies, tables=tables,
                         replicates=int(replicates), learning_replicates=lreps, seed=int(seed), jobs=int(jobs))
-    tasks = []
+    tasks: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
     sidx = {s: STRATEGIES.index(s) if s in STRATEGIES else 100 + i for i, s in enumerate(strategies)}
     if "ope" in tables or "ci" in tables:
         for d in data:
@@ -265,7 +267,8 @@ def run_study(data_dir, *, tables=TABLES, replicates: int = DEFAULT_REPLICATES,
     bar = Progress("realistic", len(tasks), enabled=progress, stream=stream or sys.stderr)
     t0 = time.perf_counter()
     keep_ope = "ope" in tables
-    learning_fallbacks = {}  # (dataset, strategy) -> refits over all its chunks
+    # (dataset, strategy) -> refits over all its chunks
+    learning_fallbacks: dict[tuple[int, str], int] = {}
 
     def collect(res):
         if res[0] == "ope":

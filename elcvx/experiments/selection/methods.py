@@ -52,7 +52,7 @@ class Choice(NamedTuple):
     candidates shared the largest number (1 without a tie), and each candidate's lower bound
     (``nan`` for a point estimate) and IPS estimate."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # (a field named as tuple.index, which it hides)
     last: int
     tied: int
     low: np.ndarray
@@ -71,7 +71,7 @@ def available_methods() -> tuple:
     return tuple(m for m in METHODS if m != "select" or select_function() is not None)
 
 
-def _largest(numbers: np.ndarray) -> tuple:
+def _largest(numbers: np.ndarray) -> tuple[int, int, int]:
     """``(first, last, ties)``: the first and last index of the largest non-nan number and how
     many share it (all of them when every number is nan)."""
     finite = np.where(np.isnan(numbers), -np.inf, numbers)
@@ -83,9 +83,8 @@ def _bound(method: str, sample: Sample, p0: np.ndarray, level: float) -> float:
     try:
         if method == "el":
             return float(interval(sample, confidence_level=level, alternative="greater").low)
-        extra = {"logging_probs": p0} if method == "ix" else {}
         return float(baselines.lower_bound(sample, method=method, confidence_level=level,
-                                           **extra).low)
+                                           logging_probs=p0 if method == "ix" else None).low)
     except SolverError:
         return math.nan
 

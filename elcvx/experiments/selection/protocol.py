@@ -112,7 +112,7 @@ def draw_actions(probs: np.ndarray, rs: np.random.RandomState) -> tuple:
     sums), in one pass."""
     cdf = np.cumsum(probs, axis=1)
     cdf /= cdf[:, -1:]
-    u = rs.random_sample(probs.shape[0])
+    u = rs.random_sample(int(probs.shape[0]))
     a = (cdf <= u[:, None]).sum(axis=1)
     return a, probs[np.arange(a.size), a]
 

@@ -37,7 +37,7 @@ def published(datasets=None) -> list:
 def authors_counts(rows) -> dict:
     """``(dataset, method) -> (best, better, worse)`` with ties broken as the authors' code
     breaks them (the last of the largest), from the trials' ``rows`` (or ``trials.csv``)."""
-    out = {}
+    out: dict[tuple[str, str], list[int]] = {}
     for r in rows:
         counts = out.setdefault((r["dataset"], r["method"]), [0, 0, 0])
         counts[P.OUTCOMES.index(r["authors_outcome"])] += 1

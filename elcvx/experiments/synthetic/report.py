@@ -195,7 +195,8 @@ def summary_markdown(study, mse_rows, int_rows, *, figures=(), command=None) -> 
               if mse[n, "el"]["mse"] <= min(mse[n, e]["mse"] for e in rivals) * (1 + 1e-9)]
     sig_best = [n for n in sizes
                 if all(_significance(*study.paired_mse_difference(n, e)) == "<" for e in rivals)]
-    ties, beaten = {}, {}
+    ties: dict[int, list[str]] = {}
+    beaten: dict[int, list[str]] = {}
     for n in sizes:
         for e in rivals:
             verdict = _significance(*study.paired_mse_difference(n, e))
