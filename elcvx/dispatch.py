@@ -7,18 +7,17 @@ itself) is imported only when used.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from . import fast
+from .cache import PerSample
 from .model import Moments
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
 
-# The paper's MLE of each sample (or scanned log), per path: computed once, as a sample is
-# immutable; held while the sample lives (weakly: the cache never keeps a sample alive).
-_MLE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: The paper's MLE of each sample (or scanned log): a dict ``method -> (solution, path)``
+#: (:func:`mle`). Key: the sample object; lifetime: the sample's (a sample is immutable).
+_MLE_CACHE = PerSample("the paper's MLE per method (elcvx.dispatch.mle)")
 
 
 def _ok(status: str) -> bool:
@@ -84,7 +83,7 @@ def mle(sample, method, model=None):
                        None if model is None else feasibility(sample, constraints, atoms))
     if model is not None:
         return run()
-    cache = _MLE_CACHE.setdefault(sample, {})
+    cache = _MLE_CACHE.get(sample, dict)
     if method not in cache and method in ("auto", "fast"):
         # "auto" tries the fast path first: where that solved it, the two answers are one.
         other = cache.get("fast" if method == "auto" else "auto")

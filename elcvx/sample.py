@@ -394,10 +394,10 @@ class Sample(RewardScale):
     # -- copy and pickle -------------------------------------------------------------------------
     def __setstate__(self, state):
         # Unpickled and deep-copied arrays come back writable: make them read-only again.
-        for name in ("w", "r", "counts"):
-            if isinstance(state.get(name), np.ndarray) and state[name].flags.writeable:
-                state = {**state, name: iv.frozen(state[name])}
-        self.__dict__.update(state)
+        for name, value in state.items():
+            if name in ("w", "r", "counts") and isinstance(value, np.ndarray) and value.flags.writeable:
+                value = iv.frozen(value)
+            object.__setattr__(self, name, value)
 
 
 def notes_of(value) -> tuple:
