@@ -48,8 +48,10 @@ class Moments:
     policy = True
 
     def __init__(self, sample, constraints, atoms=None, side="lower", value=None, *,
-                 threads=None):
+                 threads=None, estimate_coef=None):
         constraints = mc.check(sample, constraints)
+        if estimate_coef is not None:  # (another value's bound on its functionals: a difference's)
+            self.estimate_coef = tuple(estimate_coef)
         # (Resolved once per model, ELCVX_NUM_THREADS read here: a pass does not read it again.)
         self.threads = num_threads(threads)
         self.w = sample.w
@@ -91,7 +93,8 @@ class Moments:
     _paper = None
     _c_min = None
     #: ``coef`` with ``|a_n| <= (1, d_n) . coef`` for the estimate's functionals ``a_n = w_n (u_n
-    #: - rho)``, ``rho`` in ``[0, 1]`` (``|a_n| <= w_n = 1 + d_n0``): the certificate's ``S``.
+    #: - rho)``, ``rho`` in ``[0, 1]`` (``|a_n| <= w_n = 1 + d_n0``): the certificate's ``S``;
+    #: the keyword ``estimate_coef`` gives another value's (a difference's).
     estimate_coef = (1.0, 1.0)
 
     @property

@@ -354,6 +354,7 @@ def _annotation_namespace(module):
     return {**vars(module), "ArrayLike": numpy.typing.ArrayLike, "Sequence": collections.abc.Sequence,
             "Callable": collections.abc.Callable, "os": os, "Log": Log, "LogScan": LogScan,
             "MomentConstraint": MomentConstraint, "Sample": elcvx.Sample,
+            "IntervalResult": elcvx.IntervalResult,
             "pandas": __import__("pandas") if importlib.util.find_spec("pandas") else None}
 
 
