@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from . import _validation as iv
 from .errors import InvalidInputError
 
 if TYPE_CHECKING:  # (annotations only)
+    import pandas
     from numpy.typing import ArrayLike
 
 #: :meth:`Sample.weight_check`'s rule: the mean weight is implausible when EL's likelihood-ratio
@@ -77,6 +78,26 @@ class WeightCheck:
 
     def __bool__(self):
         return self.plausible and not self.depends_on_unobserved
+
+
+@runtime_checkable
+class RowSource(Protocol):
+    """What the estimators read of a log, wherever its rows are: a :class:`Sample` (rows in
+    memory, ``in_memory`` true) or an :class:`~elcvx.io.LogScan` (chunks in an engine, false,
+    with ``moments()`` giving its model: :mod:`elcvx.engines.rows`). The reward scale
+    (``rmin``, ``rmax``) and the weight bounds are the user's; ``w_observed`` is the least and
+    largest logged weight."""
+
+    in_memory: bool
+    n: float
+    n_rows: int
+    wmin: float
+    wmax: float
+    rmin: float
+    rmax: float
+
+    @property
+    def w_observed(self) -> tuple: ...
 
 
 # The largest importance weight accepted: every formula stays finite in float64 up to it.
@@ -218,7 +239,7 @@ class Sample(RewardScale):
                             ("rmin", rmin), ("rmax", rmax), ("n", n), ("_w_span", w_span)):
             object.__setattr__(self, name, value)
 
-    #: The rows are held here (a :class:`~elcvx.engines.rows.RowSource`; a scanned log's are not).
+    #: The rows are held here (a :class:`RowSource`; a scanned log's are not).
     in_memory = True
     #: (See the class's attributes: the weight check's note where the sample was built, if any.)
     notes: tuple = ()
@@ -311,23 +332,84 @@ class Sample(RewardScale):
             w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
         sample = cls(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
         if check:
-            Sample._check_weights(sample, "target_prob / logging_prob")
+            # (Imported at call time, as in the two methods below: the check solves the EL
+            # MLE, a layer above this one; pyproject's contracts name these imports.)
+            from .checks import check_weights
+
+            check_weights(sample, "target_prob / logging_prob")
         return sample
 
-    # Constructors and checks that need other layers, attached by them (they import Sample, which
-    # imports neither): ``from_dataframe`` (elcvx.io: a DataFrame's columns, pandas),
-    # ``weight_check`` and ``_check_weights`` (elcvx.checks: the weight check needs the EL MLE).
-    # elcvx's package import attaches them.
-    #: ``Sample.from_dataframe(df, *, spec=None, weight=, ..., cmax=)``: a sample from a pandas
-    #: DataFrame's columns, named by an :class:`elcvx.io.LogSpec` or its fields as keywords
-    #: (:func:`elcvx.io.sample_from_dataframe`, which documents it).
-    from_dataframe: ClassVar[Callable[..., Sample]]
-    #: ``sample.weight_check(*, method="auto")``: the check of ``E[w] = 1``
-    #: (:func:`elcvx.checks.weight_check`, which documents it).
-    weight_check: Callable[..., WeightCheck]
-    #: ``Sample._check_weights(sample, weights)``: :func:`elcvx.checks.check_weights`, the check
-    #: :meth:`from_probs` makes (warns, and records the note in ``sample.notes``).
-    _check_weights: ClassVar[Callable[..., tuple]]
+    @staticmethod
+    def from_dataframe(df: pandas.DataFrame, *, spec: object | None = None,
+                       weight: str | None = None, target_prob: str | None = None,
+                       logging_prob: str | None = None, reward: str | None = None,
+                       cost: str | None = None, count: str | None = None,
+                       wmin: float | None = None, wmax: float | None = None,
+                       pmin: float | None = None, rmin: float | None = None,
+                       rmax: float | None = None, cmin: float | None = None,
+                       cmax: float | None = None, decimal: str | None = None) -> Sample:
+        """A :class:`~elcvx.Sample` from the columns of a pandas DataFrame.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            One row per logged decision.
+        spec : LogSpec, optional
+            The columns and bounds (:class:`~elcvx.io.LogSpec` states each field and its
+            default; a column left ``None`` is found by its default name).
+        weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax
+            The fields of :class:`~elcvx.io.LogSpec`, as keywords (``cmin``, ``cmax`` too):
+            each one given sets that field of ``spec`` (an error if ``spec`` sets it too).
+        decimal : str, optional
+            The decimal mark of numbers held as text (``"0,25"`` with ``decimal=","``);
+            numeric columns are taken as they are. (``spec``'s ``sep`` is refused: a DataFrame
+            has no separator.)
+
+        Returns
+        -------
+        Sample
+
+        Raises
+        ------
+        InvalidInputError
+            A missing column, or a value that is not a number, missing, or out of its range;
+            the message names the column and the row (the line, for frames read by
+            :func:`~elcvx.io.read_table`); the errors of :class:`~elcvx.io.LogSpec`.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from elcvx import Sample
+        >>> df = pd.DataFrame({"p_target": [1.0, 0.0], "p_log": [0.5, 0.25], "click": [1, 0]})
+        >>> s = Sample.from_dataframe(df, target_prob="p_target", logging_prob="p_log",
+        ...                           reward="click", pmin=0.25)
+        >>> s.w.tolist(), s.wmax
+        ([2.0, 0.0], 4.0)
+        """
+        given = dict(locals())  # (df, spec and the LogSpec fields, as given)
+        # The readers (a layer above this one), imported at call time: elcvx.io.frames.
+        from .io.frames import dataframe_sample
+
+        return dataframe_sample(**given)
+
+    def weight_check(self, *, method: str = "auto") -> WeightCheck:
+        """Check ``E[w] = 1`` on this sample's weights: their mean with its standard error, and
+        whether it is plausible (:class:`WeightCheck` gives the rule and why). Uses the EL MLE
+        (method ``method``), kept for the estimates that follow:
+        :func:`elcvx.checks.weight_check`, which documents it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from elcvx import Sample
+        >>> w = np.tile([0.0, 2.972], 5000)  # a wrong probability column: weights average 1.486
+        >>> chk = Sample(w, np.tile([0.0, 1.0], 5000), wmax=10).weight_check()
+        >>> round(chk.mean, 3), round(chk.se, 4), chk.plausible
+        (1.486, 0.0149, False)
+        """
+        from .checks import weight_check  # (the EL MLE: a layer above this one)
+
+        return weight_check(self, method)
 
     # -- compression -----------------------------------------------------------------------------
     def compress(self) -> Sample:
@@ -395,7 +477,7 @@ class Sample(RewardScale):
     def __setstate__(self, state):
         # Unpickled and deep-copied arrays come back writable: make them read-only again.
         for name, value in state.items():
-            if name in ("w", "r", "counts") and isinstance(value, np.ndarray) and value.flags.writeable:
+            if isinstance(value, np.ndarray) and value.flags.writeable:  # (w, r, counts)
                 value = iv.frozen(value)
             object.__setattr__(self, name, value)
 
@@ -415,8 +497,7 @@ def check_sample(value, scans: bool = False) -> Sample:
     :mod:`elcvx.io` (a :class:`~elcvx.io.Log`: anything whose ``.sample`` is one of them) stands
     for its sample, so ``elcvx.estimate(io.read_log(path))`` works as it reads."""
     if not isinstance(value, Sample):
-        # (A scanned log is a RowSource whose rows are not in memory: elcvx.engines.rows.)
-        if getattr(value, "in_memory", None) is False and hasattr(value, "moments"):
+        if isinstance(value, RowSource) and not value.in_memory:  # a scanned log
             if scans:
                 return value
         elif getattr(value, "sample", None) is not None:

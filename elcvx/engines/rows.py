@@ -12,7 +12,7 @@ may run ``fn`` where the chunk is (a Dask worker, a Spark executor).
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,25 +20,7 @@ from .. import constraints as mc
 from .blocks import fold_blocks, model_block, scratch_rows, thread_scratch
 from .threads import num_threads
 from ..model import Moments
-
-
-@runtime_checkable
-class RowSource(Protocol):
-    """What the estimators read of a log, wherever its rows are: a :class:`~elcvx.Sample` (rows in
-    memory, ``in_memory`` true) or an :class:`~elcvx.io.LogScan` (chunks in an engine, false,
-    with :meth:`moments` giving its model). The reward scale (``rmin``, ``rmax``) and the weight
-    bounds are the user's; ``w_observed`` is the least and largest logged weight."""
-
-    in_memory: bool
-    n: float
-    n_rows: int
-    wmin: float
-    wmax: float
-    rmin: float
-    rmax: float
-
-    @property
-    def w_observed(self) -> tuple: ...
+from ..sample import RowSource  # noqa: F401  (what the estimators read: rows here or in chunks)
 
 
 class Columns(NamedTuple):
