@@ -113,7 +113,7 @@ def check_weights(sample, weights: str) -> tuple:
     A note is issued once, as a :class:`~elcvx.errors.WeightWarning` pointing at the caller's
     line, and recorded in ``sample.notes`` (the results computed from the sample carry it).
     A sample :func:`plainly_fine` costs one pass; any other runs :func:`weight_check`, whose
-    MLE (method ``"auto"``, the estimators' default) is cached on the sample for the estimate
+    MLE (method ``"auto"``, the estimators' default) is cached per sample for the estimate
     that follows. An MLE that fails says nothing here: the estimate will say so.
     """
     if plainly_fine(sample):

@@ -303,8 +303,8 @@ class Sample(RewardScale):
         A failed check is issued once as a :class:`~elcvx.errors.WeightWarning` and kept in the
         sample's :attr:`notes`, which the results of :func:`elcvx.estimate` and
         :func:`elcvx.interval` carry. The check costs one pass over the weights on a log whose
-        mean weight is plainly fine; otherwise it solves the EL MLE, which is cached on the
-        sample, so the estimate that follows does not solve it again
+        mean weight is plainly fine; otherwise it solves the EL MLE, which is cached per
+        sample (:mod:`elcvx.cache`), so the estimate that follows does not solve it again
         (:func:`elcvx.checks.check_weights`). ``check=False`` skips it, for a caller that checks
         the weights itself.
 

@@ -103,7 +103,7 @@ class EstimateResult(_ReadOnlyArrays):
         """The EL confidence interval around this estimate, as scipy's results offer one.
 
         :func:`elcvx.interval` on the sample the estimate was computed from, with its
-        ``constraints``, ``atoms`` and ``method``; the MLE is cached on the sample, so only the
+        ``constraints``, ``atoms`` and ``method``; the MLE is cached per sample, so only the
         two bounds are solved. Unpacks as ``(low, high)``.
 
         Examples

@@ -55,7 +55,7 @@ API_PAGES = {
     "api/adapters.md": ["elcvx.adapters"],
     "api/testing.md": ["elcvx.testing"],
     "api/certify.md": ["elcvx.certify"],
-    "api/internals.md": ["elcvx.model", "elcvx.engines", "elcvx.fast", "elcvx.cvx",
+    "api/internals.md": ["elcvx.model", "elcvx.cache", "elcvx.engines", "elcvx.fast", "elcvx.cvx",
                          "elcvx.dispatch", "elcvx.solutions", "elcvx.feasibility",
                          "elcvx.calibration", "elcvx.checks"],
 }
