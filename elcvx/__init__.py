@@ -26,12 +26,6 @@ from .results import (
 from .sample import Sample
 from .selection import SelectionResult, select
 
-# The composition root: the layers that extend Sample attach their methods on import
-# (Sample.weight_check from elcvx.checks, Sample.from_dataframe from elcvx.io; neither imports
-# pandas or cvxpy).
-from . import checks as _checks  # noqa: E402,F401
-from . import io as _io  # noqa: E402,F401
-
 __version__ = "0.1.0"
 
 # Submodules reachable as attributes (``elcvx.io.read_log``), imported on first use (PEP 562) so

@@ -45,6 +45,7 @@ import numpy as np
 from scipy import stats
 
 from . import _validation as iv
+from .cache import PerSample
 from .engines.rows import columns_of
 from .errors import InvalidInputError
 from .results import BaselineEstimate, BaselineInterval
@@ -142,17 +143,18 @@ def _merge_sums(a: LogSums, b: LogSums) -> LogSums:
                    a.x_over_wmax + b.x_over_wmax)
 
 
+#: :func:`log_sums` of each sample or scanned log (key: the sample object; lifetime: the sample's).
+_LOG_SUMS = PerSample("the baselines' sums (elcvx.baselines.log_sums)")
+
+
 def log_sums(sample) -> LogSums:
     """The baselines' sums of a :class:`~elcvx.Sample` (its rows, one chunk) or of a log scanned
     in chunks (one ``map_reduce`` over its engine's chunks, each chunk's sums merged), computed
     once per sample or scan."""
     sample = check_sample(sample, scans=True)
-    cache = sample.__dict__  # (computed once per sample or scan: both are immutable)
-    if "_log_sums" not in cache:
-        fn = functools.partial(_chunk_sums, sample.wmax)
-        cache["_log_sums"] = (fn(columns_of(sample)) if isinstance(sample, Sample)
-                              else sample.engine.map_reduce(fn, _merge_sums))
-    return cache["_log_sums"]
+    fn = functools.partial(_chunk_sums, sample.wmax)
+    return _LOG_SUMS.get(sample, lambda: fn(columns_of(sample)) if isinstance(sample, Sample)
+                         else sample.engine.map_reduce(fn, _merge_sums))
 
 
 def _ips_unit(sums: LogSums) -> float:

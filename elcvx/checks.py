@@ -3,8 +3,8 @@
 A correct log has importance weights of mean 1; swapped or mislabelled probability columns
 rarely do. :func:`weight_check` tests it with EL's own statistic (the MLE's likelihood ratio at
 ``beta = 0``), which is why it lives above the solvers (:mod:`elcvx.dispatch`) and not in
-:mod:`elcvx.sample`: the package attaches it to :class:`~elcvx.Sample` and to scanned logs as
-their ``weight_check`` method.
+:mod:`elcvx.sample`: :meth:`Sample.weight_check <elcvx.Sample.weight_check>` and a scanned
+log's ``weight_check`` call it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from . import _validation as iv
 from . import dispatch
 from .calibration import quantiles
 from .errors import ElcvxError, WeightWarning
-from .sample import (UNOBSERVED_TOL, WEIGHT_CHECK_TOL, WEIGHT_CHECK_Z, Sample, WeightCheck)
+from .sample import UNOBSERVED_TOL, WEIGHT_CHECK_TOL, WEIGHT_CHECK_Z, WeightCheck
 
 # The package's folder: a warning points at the first frame outside it (the user's line).
 _ELCVX = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -39,14 +39,8 @@ def weight_check(sample, method="auto") -> WeightCheck:
     The readers of :mod:`elcvx.io` call it on every log they read, issue its message as a
     :class:`~elcvx.errors.WeightWarning` and add it to the log's notes.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from elcvx import Sample
-    >>> w = np.tile([0.0, 2.972], 5000)  # a wrong probability column: weights average 1.486
-    >>> chk = Sample(w, np.tile([0.0, 1.0], 5000), wmax=10).weight_check()
-    >>> round(chk.mean, 3), round(chk.se, 4), chk.plausible
-    (1.486, 0.0149, False)
+    (:meth:`Sample.weight_check <elcvx.Sample.weight_check>` shows it on a log whose weights
+    average 1.486.)
     """
     method = iv.option("method", method, iv.METHODS)
     mean, se = sample._weight_moments()
@@ -78,15 +72,6 @@ def weight_check(sample, method="auto") -> WeightCheck:
     return WeightCheck(mean=mean, se=se, n=sample.n, n_rows=sample.n_rows, statistic=statistic,
                        pvalue=pvalue, plausible=plausible, unobserved_wmass=wmass,
                        depends_on_unobserved=unobserved, message="; ".join(messages))
-
-
-def _method(self, *, method: str = "auto") -> WeightCheck:
-    return weight_check(self, method)
-
-
-_method.__doc__ = weight_check.__doc__
-_method.__name__ = _method.__qualname__ = "weight_check"
-Sample.weight_check = _method
 
 
 def weights_note(check, weights: str) -> str:
@@ -130,7 +115,7 @@ def check_weights(sample, weights: str) -> tuple:
     A note is issued once, as a :class:`~elcvx.errors.WeightWarning` pointing at the caller's
     line, and recorded in ``sample.notes`` (the results computed from the sample carry it).
     A sample :func:`plainly_fine` costs one pass; any other runs :func:`weight_check`, whose
-    MLE (method ``"auto"``, the estimators' default) is cached on the sample for the estimate
+    MLE (method ``"auto"``, the estimators' default) is cached per sample for the estimate
     that follows. An MLE that fails says nothing here: the estimate will say so.
     """
     if plainly_fine(sample):
@@ -150,5 +135,3 @@ def check_weights(sample, weights: str) -> tuple:
     sample._record_notes((note,))
     return (note,)
 
-
-Sample._check_weights = staticmethod(check_weights)

@@ -67,6 +67,7 @@ import numpy as np
 
 from .calibration import quantiles
 from . import _validation as iv
+from .cache import PerSample
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, CressieReadBound, CressieReadEstimate, CressieReadInterval
 from .sample import Sample, check_sample
@@ -172,6 +173,11 @@ class _Support:
         self.gamma = 1 + m * (1 - wbar) * t
 
 
+#: :meth:`CressieReadStats.from_sample` of each sample or scanned log, handed out as copies (key:
+#: the sample object; lifetime: the sample's).
+_STATS = PerSample("the CR(-2) statistics (elcvx.cressie_read.CressieReadStats.from_sample)")
+
+
 class CressieReadStats:
     r"""Sufficient statistics of the Cressie-Read (lambda = -2) estimate and interval.
 
@@ -211,13 +217,11 @@ class CressieReadStats:
         """The statistics of a whole :class:`~elcvx.Sample` (its counts and bounds), or of a log
         scanned in chunks (:func:`elcvx.io.scan_log`: each chunk's statistics, merged)."""
         sample = check_sample(sample, scans=True)
-        cache = sample.__dict__  # (computed once per sample or scan: both are immutable)
-        if "_cressie_read_stats" not in cache:
-            bounds = (sample.wmin, sample.wmax, sample.rmin, sample.rmax)
-            cache["_cressie_read_stats"] = (
-                _chunk_stats(bounds, sample) if isinstance(sample, Sample) else
-                sample.engine.map_reduce(functools.partial(_chunk_stats, bounds), operator.add))
-        return cache["_cressie_read_stats"].copy()
+        bounds = (sample.wmin, sample.wmax, sample.rmin, sample.rmax)
+        return _STATS.get(sample, lambda: (
+            _chunk_stats(bounds, sample) if isinstance(sample, Sample) else
+            sample.engine.map_reduce(functools.partial(_chunk_stats, bounds), operator.add)
+        )).copy()
 
     def update(self, w, r, counts=None) -> CressieReadStats:
         """Add a batch of rows in place (validated as :class:`~elcvx.Sample` validates) and return self.

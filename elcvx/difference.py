@@ -193,8 +193,8 @@ def difference(sample_a: Sample | Log, sample_b: Sample | Log, *, confidence_lev
     quantile = quantiles.quantile(calibration,
                                      quantiles.two_sided_level(level, alternative), a.n)
     constraints, atoms, value = _model(a, b, atoms)
-    data = Moments(a, constraints, atoms, value=value)
-    data.estimate_coef = (2.0, 1.0, 1.0)  # |(w_a - w_b)(u - rho)| <= w_a + w_b = 2 + d_a + d_b
+    # |(w_a - w_b)(u - rho)| <= w_a + w_b = 2 + d_a + d_b: the certificate's coefficients.
+    data = Moments(a, constraints, atoms, value=value, estimate_coef=(2.0, 1.0, 1.0))
     negated = (-value[0], -value[2], -value[1])
     cvx = dispatch.cvx_module  # imports cvxpy only when the cvxpy path runs
     mle, path = dispatch.solve(method, lambda: fast.mle_of(data),

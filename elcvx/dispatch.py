@@ -9,13 +9,13 @@ itself.
 
 from __future__ import annotations
 
-import weakref
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import fast
+from .cache import PerSample
 from .model import Moments
 from . import _validation as iv
 from .errors import InvalidInputError, SolverError
@@ -24,9 +24,9 @@ from .status import Status
 if TYPE_CHECKING:  # (annotations only)
     from .solutions import MLESolution
 
-# The paper's MLE of each sample (or scanned log), per path: computed once, as a sample is
-# immutable; held while the sample lives (weakly: the cache never keeps a sample alive).
-_MLE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: The paper's MLE of each sample (or scanned log): a dict ``method -> (solution, path)``
+#: (:func:`mle`). Key: the sample object; lifetime: the sample's (a sample is immutable).
+_MLE_CACHE = PerSample("the paper's MLE per method (elcvx.dispatch.mle)")
 
 
 def _ok(status) -> bool:
@@ -93,7 +93,7 @@ def mle(sample: Any, method: str, model: tuple[Any, Any] | None = None) -> tuple
                         None if model is None else feasibility(sample, constraints, atoms))
     if model is not None:
         return run()
-    cache = _MLE_CACHE.setdefault(sample, {})
+    cache = _MLE_CACHE.get(sample, dict)
     if method not in cache and method in ("auto", "fast"):
         # "auto" tries the fast path first: where that solved it, the two answers are one.
         other = cache.get("fast" if method == "auto" else "auto")

@@ -16,8 +16,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import constraints as mc
+import copy
 import functools
+
+from . import constraints as mc
+from .cache import PerSample
 
 from .engines.blocks import fold_blocks, model_block, scratch_rows, thread_scratch, wsum
 from .engines.threads import num_threads
@@ -45,8 +48,10 @@ class Moments:
     policy = True
 
     def __init__(self, sample, constraints, atoms=None, side="lower", value=None, *,
-                 threads=None):
+                 threads=None, estimate_coef=None):
         constraints = mc.check(sample, constraints)
+        if estimate_coef is not None:  # (another value's bound on its functionals: a difference's)
+            self.estimate_coef = tuple(estimate_coef)
         # (Resolved once per model, ELCVX_NUM_THREADS read here: a pass does not read it again.)
         self.threads = num_threads(threads)
         self.w = sample.w
@@ -90,8 +95,9 @@ class Moments:
     _paper = None
     _c_min = None
     #: ``coef`` with ``|a_n| <= (1, d_n) . coef`` for the estimate's functionals ``a_n = w_n (u_n
-    #: - rho)``, ``rho`` in ``[0, 1]`` (``|a_n| <= w_n = 1 + d_n0``): the certificate's ``S``.
-    estimate_coef: tuple[float, ...] = (1.0, 1.0)
+    #: - rho)``, ``rho`` in ``[0, 1]`` (``|a_n| <= w_n = 1 + d_n0``): the certificate's ``S``;
+    #: the keyword ``estimate_coef`` gives another value's (a difference's).
+    estimate_coef = (1.0, 1.0)
 
     @property
     def h(self):
@@ -161,12 +167,9 @@ class Moments:
 
     def negated(self):
         """The same model with the value functional ``-h`` (its lower bound is minus the upper)."""
-        out = object.__new__(Moments)
         h = self.h
-        out.__dict__.update(self.__dict__, _h=-h, h_lo=-self.h_hi, h_hi=-self.h_lo, policy=False,
-                            nonnegative=not np.any(h > 0), _stats=None, _paper=None,
-                            _block_at=None)
-        return out
+        return self._variant(_h=-h, h_lo=-self.h_hi, h_hi=-self.h_lo, policy=False,
+                             nonnegative=not np.any(h > 0))
 
     def mixed(self, T):
         """The same model with the moment constraints' columns mixed by the unit upper triangular
@@ -183,9 +186,15 @@ class Moments:
         Fa = np.column_stack([np.where(finite, wa - 1.0, 1.0),
                               np.where(finite[:, None], ga - self.b, ga)])
         atoms = np.column_stack([wa, Fa @ mix.T + np.where(finite[:, None], self.b, 0.0)])
-        out = object.__new__(Moments)
-        out.__dict__.update(self.__dict__, Gt=Gt, Ft=np.vstack([self.w, Gt]), atoms=atoms,
-                            _stats=None, _paper=None, _block_at=None)
+        return self._variant(Gt=Gt, Ft=np.vstack([self.w, Gt]), atoms=atoms)
+
+    def _variant(self, **changes):
+        """A copy of this model (rows in memory) with the attributes ``changes``; what was kept
+        from its arrays (its stats, the paper's cached arrays, the block makers) is not carried
+        over, as the new arrays differ."""
+        out = copy.copy(self)
+        for name, value in {"_stats": None, "_paper": None, "_block_at": None, **changes}.items():
+            setattr(out, name, value)
         return out
 
     @property
@@ -283,10 +292,15 @@ def at_the_edge(data, v):
     return (v == 0.0 and stats.sum_abs_h == 0.0) or (v == 1.0 and stats.sum_w_minus_h == 0.0)
 
 
-def _paper_arrays(sample):
-    """The cache of the paper's programs' arrays (atoms, atom rows) that a sample keeps: the
-    estimate and both bounds read the same ones (a sample is immutable)."""
-    return sample.__dict__.setdefault("_paper_model", {})
+#: The paper's programs' arrays of each sample (a dict: atoms, atom rows, ... by name, each
+#: read-only; :meth:`Moments._paper_array`): the estimate and both bounds read the same ones.
+#: Key: the sample object; lifetime: the sample's.
+_PAPER_ARRAYS = PerSample("the paper's programs' arrays (elcvx.model.Moments)")
+
+
+def _paper_arrays(sample) -> dict:
+    """The sample's dict of the paper's programs' arrays (:data:`_PAPER_ARRAYS`)."""
+    return _PAPER_ARRAYS.get(sample, dict)
 
 
 def model_of(sample, constraints, atoms=None, side="lower", *, threads=None):

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _validation as iv
+from .engines.rows import RowSource
 from .errors import InvalidInputError
 
 if TYPE_CHECKING:  # (annotations only)
+    import pandas
     from numpy.typing import ArrayLike
 
 #: :meth:`Sample.weight_check`'s rule: the mean weight is implausible when EL's likelihood-ratio
@@ -217,7 +219,7 @@ class Sample(RewardScale):
                             ("rmin", rmin), ("rmax", rmax), ("n", n), ("_w_span", w_span)):
             object.__setattr__(self, name, value)
 
-    #: The rows are held here (a :class:`~elcvx.engines.rows.RowSource`; a scanned log's are not).
+    #: The rows are held here (a :class:`RowSource`; a scanned log's are not).
     in_memory = True
     #: (See the class's attributes: the weight check's note where the sample was built, if any.)
     notes: tuple = ()
@@ -281,8 +283,8 @@ class Sample(RewardScale):
         A failed check is issued once as a :class:`~elcvx.errors.WeightWarning` and kept in the
         sample's :attr:`notes`, which the results of :func:`elcvx.estimate` and
         :func:`elcvx.interval` carry. The check costs one pass over the weights on a log whose
-        mean weight is plainly fine; otherwise it solves the EL MLE, which is cached on the
-        sample, so the estimate that follows does not solve it again
+        mean weight is plainly fine; otherwise it solves the EL MLE, which is cached per
+        sample (:mod:`elcvx.cache`), so the estimate that follows does not solve it again
         (:func:`elcvx.checks.check_weights`). ``check=False`` skips it, for a caller that checks
         the weights itself.
 
@@ -310,23 +312,84 @@ class Sample(RewardScale):
             w = np.where((w > wmax) & (w <= wmax * (1 + 1e-12)), wmax, w)
         sample = cls(w, reward, counts=counts, wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
         if check:
-            Sample._check_weights(sample, "target_prob / logging_prob")
+            # (Imported at call time, as in the two methods below: the check solves the EL
+            # MLE, a layer above this one; pyproject's contracts name these imports.)
+            from .checks import check_weights
+
+            check_weights(sample, "target_prob / logging_prob")
         return sample
 
-    # Constructors and checks that need other layers, attached by them (they import Sample, which
-    # imports neither): ``from_dataframe`` (elcvx.io: a DataFrame's columns, pandas),
-    # ``weight_check`` and ``_check_weights`` (elcvx.checks: the weight check needs the EL MLE).
-    # elcvx's package import attaches them.
-    #: ``Sample.from_dataframe(df, *, spec=None, weight=, ..., cmax=)``: a sample from a pandas
-    #: DataFrame's columns, named by an :class:`elcvx.io.LogSpec` or its fields as keywords
-    #: (:func:`elcvx.io.sample_from_dataframe`, which documents it).
-    from_dataframe: ClassVar[Callable[..., Sample]]
-    #: ``sample.weight_check(*, method="auto")``: the check of ``E[w] = 1``
-    #: (:func:`elcvx.checks.weight_check`, which documents it).
-    weight_check: Callable[..., WeightCheck]
-    #: ``Sample._check_weights(sample, weights)``: :func:`elcvx.checks.check_weights`, the check
-    #: :meth:`from_probs` makes (warns, and records the note in ``sample.notes``).
-    _check_weights: ClassVar[Callable[..., tuple]]
+    @staticmethod
+    def from_dataframe(df: pandas.DataFrame, *, spec: object | None = None,
+                       weight: str | None = None, target_prob: str | None = None,
+                       logging_prob: str | None = None, reward: str | None = None,
+                       cost: str | None = None, count: str | None = None,
+                       wmin: float | None = None, wmax: float | None = None,
+                       pmin: float | None = None, rmin: float | None = None,
+                       rmax: float | None = None, cmin: float | None = None,
+                       cmax: float | None = None, decimal: str | None = None) -> Sample:
+        """A :class:`~elcvx.Sample` from the columns of a pandas DataFrame.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            One row per logged decision.
+        spec : LogSpec, optional
+            The columns and bounds (:class:`~elcvx.io.LogSpec` states each field and its
+            default; a column left ``None`` is found by its default name).
+        weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax
+            The fields of :class:`~elcvx.io.LogSpec`, as keywords (``cmin``, ``cmax`` too):
+            each one given sets that field of ``spec`` (an error if ``spec`` sets it too).
+        decimal : str, optional
+            The decimal mark of numbers held as text (``"0,25"`` with ``decimal=","``);
+            numeric columns are taken as they are. (``spec``'s ``sep`` is refused: a DataFrame
+            has no separator.)
+
+        Returns
+        -------
+        Sample
+
+        Raises
+        ------
+        InvalidInputError
+            A missing column, or a value that is not a number, missing, or out of its range;
+            the message names the column and the row (the line, for frames read by
+            :func:`~elcvx.io.read_table`); the errors of :class:`~elcvx.io.LogSpec`.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from elcvx import Sample
+        >>> df = pd.DataFrame({"p_target": [1.0, 0.0], "p_log": [0.5, 0.25], "click": [1, 0]})
+        >>> s = Sample.from_dataframe(df, target_prob="p_target", logging_prob="p_log",
+        ...                           reward="click", pmin=0.25)
+        >>> s.w.tolist(), s.wmax
+        ([2.0, 0.0], 4.0)
+        """
+        given = dict(locals())  # (df, spec and the LogSpec fields, as given)
+        # The readers (a layer above this one), imported at call time: elcvx.io.frames.
+        from .io.frames import dataframe_sample
+
+        return dataframe_sample(**given)
+
+    def weight_check(self, *, method: str = "auto") -> WeightCheck:
+        """Check ``E[w] = 1`` on this sample's weights: their mean with its standard error, and
+        whether it is plausible (:class:`WeightCheck` gives the rule and why). Uses the EL MLE
+        (method ``method``), kept for the estimates that follow:
+        :func:`elcvx.checks.weight_check`, which documents it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from elcvx import Sample
+        >>> w = np.tile([0.0, 2.972], 5000)  # a wrong probability column: weights average 1.486
+        >>> chk = Sample(w, np.tile([0.0, 1.0], 5000), wmax=10).weight_check()
+        >>> round(chk.mean, 3), round(chk.se, 4), chk.plausible
+        (1.486, 0.0149, False)
+        """
+        from .checks import weight_check  # (the EL MLE: a layer above this one)
+
+        return weight_check(self, method)
 
     # -- compression -----------------------------------------------------------------------------
     def compress(self) -> Sample:
@@ -393,10 +456,10 @@ class Sample(RewardScale):
     # -- copy and pickle -------------------------------------------------------------------------
     def __setstate__(self, state):
         # Unpickled and deep-copied arrays come back writable: make them read-only again.
-        for name in ("w", "r", "counts"):
-            if isinstance(state.get(name), np.ndarray) and state[name].flags.writeable:
-                state = {**state, name: iv.frozen(state[name])}
-        self.__dict__.update(state)
+        for name, value in state.items():
+            if isinstance(value, np.ndarray) and value.flags.writeable:  # (w, r, counts)
+                value = iv.frozen(value)
+            object.__setattr__(self, name, value)
 
 
 def notes_of(value) -> tuple:
@@ -414,8 +477,7 @@ def check_sample(value, scans: bool = False) -> Sample:
     :mod:`elcvx.io` (a :class:`~elcvx.io.Log`: anything whose ``.sample`` is one of them) stands
     for its sample, so ``elcvx.estimate(io.read_log(path))`` works as it reads."""
     if not isinstance(value, Sample):
-        # (A scanned log is a RowSource whose rows are not in memory: elcvx.engines.rows.)
-        if getattr(value, "in_memory", None) is False and hasattr(value, "moments"):
+        if isinstance(value, RowSource) and not value.in_memory:  # a scanned log
             if scans:
                 return value
         elif getattr(value, "sample", None) is not None:

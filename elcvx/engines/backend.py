@@ -32,8 +32,30 @@ ENV = "ELCVX_KERNELS"
 #: Its valid values.
 CHOICES = ("auto", "numpy", "numba")
 
-_CHOSEN: dict = {}  # (the environment's value -> the kernels it gives; read at every pass)
-_WARNED: list = []  # (the broken import's warning, once a process)
+class KernelChoice:
+    """What each value of ``ELCVX_KERNELS`` resolves to, and the one warning of a numba that
+    fails to import.
+
+    Key: the variable's value as read (``None`` when unset); lifetime: the process, as whether
+    numba imports does not change within one (the variable is read at every pass, so a value
+    set later takes effect; each value's choice is resolved once, as it may import numba).
+    The warning is issued once a process: :attr:`warned` holds the error it named.
+    """
+
+    def __init__(self) -> None:
+        self._by_value: dict = {}
+        self.warned: BaseException | None = None
+
+    def kernels(self, value) -> str:
+        """The kernels ``value`` (of ``ELCVX_KERNELS``) chooses (:func:`kernels`)."""
+        chosen = self._by_value.get(value)
+        if chosen is None:
+            chosen = self._by_value[value] = _choose(value, self)
+        return chosen
+
+
+#: The process's :class:`KernelChoice` (:func:`kernels` reads it).
+CHOICE = KernelChoice()
 
 
 def kernels() -> str:
@@ -41,14 +63,11 @@ def kernels() -> str:
     ``auto``). A value not in :data:`CHOICES` raises :class:`~elcvx.InvalidInputError` naming
     the variable and the value; ``numba`` without numba installed raises
     :class:`~elcvx.MissingDependencyError` saying how to install it."""
-    value = os.environ.get(ENV)
-    chosen = _CHOSEN.get(value)
-    if chosen is None:
-        chosen = _CHOSEN[value] = _choose(value)
-    return chosen
+    return CHOICE.kernels(os.environ.get(ENV))
 
 
-def _choose(value) -> str:
+def _choose(value, record: KernelChoice) -> str:
+    """What ``value`` chooses; a broken numba under ``auto`` warns once per ``record``."""
     choice = (value or "").strip().lower() or "auto"
     if choice not in CHOICES:
         raise InvalidInputError(f"{ENV}={value!r} is not valid; give one of "
@@ -72,8 +91,8 @@ def _choose(value) -> str:
         except ImportError:
             pass
         except Exception as exc:
-            if not _WARNED:
-                _WARNED.append(exc)
+            if record.warned is None:
+                record.warned = exc
                 warnings.warn(f"elcvx: numba is installed but fails to import ({_named(exc)}): "
                               f"the numpy kernels are used instead (reinstall numba, or set "
                               f"{ENV}=numpy to choose them)", RuntimeWarning, stacklevel=2)

@@ -32,18 +32,20 @@ from . import threads as _threads
 BLOCK = 131_072
 
 
-_ONES = np.ones(BLOCK)  # (a block's length from the start: the threads of a pass never grow it)
-_ONES.flags.writeable = False
+#: A block's ones, read-only and shared by every thread (made once, never changed).
+ONES = np.ones(BLOCK)
+ONES.flags.writeable = False
 
 
 def ones(n):
-    """``n`` ones (read-only, shared): ``x @ ones(n)`` is a block's sum at half the cost of
-    ``x.sum()`` (one BLAS dot product, not numpy's pairwise summation)."""
-    global _ONES
-    if _ONES.size < n:
-        _ONES = np.ones(n)
-        _ONES.flags.writeable = False
-    return _ONES[:n]
+    """``n`` ones (read-only): ``x @ ones(n)`` is a block's sum at half the cost of ``x.sum()``
+    (one BLAS dot product, not numpy's pairwise summation). A view of :data:`ONES` for a block;
+    made afresh for more than a block's rows, which no pass asks for."""
+    if n <= BLOCK:
+        return ONES[:n]
+    out = np.ones(n)
+    out.flags.writeable = False
+    return out
 
 
 # OpenBLAS computes a dot product of up to this many terms on one thread; above, it wakes

@@ -21,10 +21,6 @@ from ..errors import InvalidInputError
 #: The environment variable that sets the threads of a pass.
 ENV = "ELCVX_NUM_THREADS"
 
-_POOL: ThreadPoolExecutor | None = None
-_POOL_SIZE = 0
-_POOL_LOCK = threading.Lock()
-
 
 def cores() -> int:
     """The cores this process may run on."""
@@ -58,29 +54,42 @@ def run(tasks, threads: int) -> list:
     more are asked for)."""
     if threads <= 1 or len(tasks) <= 1:
         return [task() for task in tasks]
-    pool = _pool(threads - 1)
+    pool = POOL.get(threads - 1)
     futures = [pool.submit(task) for task in tasks[1:]]
     first = tasks[0]()
     return [first] + [f.result() for f in futures]
 
 
-def _forget_pool() -> None:
-    """In a child process made by ``fork``: the parent's pool's threads are not there (a task
-    given to it would wait for ever); the child makes its own."""
-    global _POOL, _POOL_SIZE, _POOL_LOCK
-    _POOL, _POOL_SIZE, _POOL_LOCK = None, 0, threading.Lock()
+class PassPool:
+    """The threads the passes share (beside the calling thread).
+
+    Made by the first pass that runs on more than one thread, and grown (a new pool, the old
+    one shut down) when a pass asks for more; lifetime: the process. A child process made by
+    ``fork`` starts with none (:meth:`forget`): the parent's threads are not there, and a task
+    given to them would wait for ever.
+    """
+
+    def __init__(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop the pool (in a forked child: its threads are the parent's)."""
+        self._pool: ThreadPoolExecutor | None = None
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, size: int) -> ThreadPoolExecutor:
+        """A pool of at least ``size`` threads."""
+        with self._lock:
+            if self._pool is None or self._size < size:
+                if self._pool is not None:
+                    self._pool.shutdown(wait=False)
+                self._pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="elcvx-pass")
+                self._size = size
+            return self._pool
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _pool(size: int) -> ThreadPoolExecutor:
-    global _POOL, _POOL_SIZE
-    with _POOL_LOCK:
-        if _POOL is None or _POOL_SIZE < size:
-            if _POOL is not None:
-                _POOL.shutdown(wait=False)
-            _POOL = ThreadPoolExecutor(max_workers=size, thread_name_prefix="elcvx-pass")
-            _POOL_SIZE = size
-        return _POOL
+#: The process's :class:`PassPool` (:func:`run` takes its threads).
+POOL = PassPool()
+if hasattr(os, "register_at_fork"):  # (not on Windows, which has no fork)
+    os.register_at_fork(after_in_child=POOL.forget)

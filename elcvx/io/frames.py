@@ -1,4 +1,5 @@
-"""From a DataFrame's columns to a :class:`~elcvx.Sample`: :func:`sample_from_dataframe`, and the
+"""From a DataFrame's columns to a :class:`~elcvx.Sample`: :func:`sample_from_dataframe` (which is
+:meth:`Sample.from_dataframe <elcvx.Sample.from_dataframe>`), and the
 one place where a log becomes a sample (:func:`_sample_from_frame`, :func:`_build_sample`),
 where an error about a value is said of the line (or row) it came from and where the weights
 are checked (:func:`elcvx.checks.check_weights`).
@@ -7,8 +8,6 @@ are checked (:func:`elcvx.checks.check_weights`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from .. import _validation as iv
@@ -17,9 +16,6 @@ from ..errors import InvalidInputError
 from ..sample import Sample
 from .columns import _missing_columns, _no_duplicates, _pandas
 from .spec import LogSpec
-
-if TYPE_CHECKING:  # (annotations only: pandas is imported when a frame is read)
-    import pandas
 
 
 def _locator(index):
@@ -142,56 +138,10 @@ def _build_sample(*, w=None, target=None, logging=None, reward, counts, spec, wh
         raise _relocate(exc, where, fields, cost_range, reward) from None
 
 
-def sample_from_dataframe(df: pandas.DataFrame, *, spec: LogSpec | None = None,
-                          weight: str | None = None, target_prob: str | None = None,
-                          logging_prob: str | None = None, reward: str | None = None,
-                          cost: str | None = None, count: str | None = None,
-                          wmin: float | None = None, wmax: float | None = None,
-                          pmin: float | None = None, rmin: float | None = None,
-                          rmax: float | None = None, cmin: float | None = None,
-                          cmax: float | None = None, decimal: str | None = None) -> Sample:
-    """A :class:`~elcvx.Sample` from the columns of a pandas DataFrame.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        One row per logged decision.
-    spec : LogSpec, optional
-        The columns and bounds (:class:`~elcvx.io.LogSpec` states each field and its default;
-        a column left ``None`` is found by its default name).
-    weight, target_prob, logging_prob, reward, cost, count, wmin, wmax, pmin, rmin, rmax, cmin, cmax
-        The fields of :class:`~elcvx.io.LogSpec`, as keywords: each one given sets that field of
-        ``spec`` (an error if ``spec`` sets it too).
-    decimal : str, optional
-        The decimal mark of numbers held as text (``"0,25"`` with ``decimal=","``); numeric
-        columns are taken as they are. (``spec``'s ``sep`` is refused: a DataFrame has no
-        separator.)
-
-    Returns
-    -------
-    Sample
-
-    Raises
-    ------
-    InvalidInputError
-        A missing column, or a value that is not a number, missing, or out of its range; the
-        message names the column and the row (the line, for frames read by :func:`read_table`);
-        the errors of :class:`~elcvx.io.LogSpec`.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from elcvx import Sample
-    >>> df = pd.DataFrame({"p_target": [1.0, 0.0], "p_log": [0.5, 0.25], "click": [1, 0]})
-    >>> s = Sample.from_dataframe(df, target_prob="p_target", logging_prob="p_log",
-    ...                           reward="click", pmin=0.25)
-    >>> s.w.tolist(), s.wmax
-    ([2.0, 0.0], 4.0)
-    """
-    spec = LogSpec.from_keywords(
-        spec, weight=weight, target_prob=target_prob, logging_prob=logging_prob, reward=reward,
-        cost=cost, count=count, wmin=wmin, wmax=wmax, pmin=pmin, rmin=rmin, rmax=rmax, cmin=cmin,
-        cmax=cmax, decimal=decimal)
+def dataframe_sample(df, *, spec, **fields) -> Sample:
+    """:meth:`Sample.from_dataframe <elcvx.Sample.from_dataframe>`'s work (it documents the
+    arguments): ``fields``, the :class:`~elcvx.io.LogSpec` fields given as keywords."""
+    spec = LogSpec.from_keywords(spec, **fields)
     if spec.sep is not None:
         raise InvalidInputError(f"sep={spec.sep!r} does not apply to a DataFrame: it is a CSV "
                                 "file's field separator", field="sep", value=spec.sep)
@@ -203,8 +153,10 @@ def sample_from_dataframe(df: pandas.DataFrame, *, spec: LogSpec | None = None,
     return sample
 
 
-# Sample.from_dataframe is this function (Sample imports no reader: the readers attach it).
-Sample.from_dataframe = staticmethod(sample_from_dataframe)
+
+#: The same function as :meth:`Sample.from_dataframe <elcvx.Sample.from_dataframe>`, by the
+#: readers' name.
+sample_from_dataframe = Sample.from_dataframe
 
 
 def _sample_from_frame(df, source, spec, *, prefix=""):

@@ -55,7 +55,7 @@ API_PAGES = {
     "api/adapters.md": ["elcvx.adapters"],
     "api/testing.md": ["elcvx.testing"],
     "api/certify.md": ["elcvx.certify", "elcvx.verdict"],
-    "api/internals.md": ["elcvx.model", "elcvx.chunked", "elcvx.engines", "elcvx.passes", "elcvx.fast", "elcvx.cvx",
+    "api/internals.md": ["elcvx.model", "elcvx.chunked", "elcvx.cache", "elcvx.engines", "elcvx.passes", "elcvx.fast", "elcvx.cvx",
                          "elcvx.dispatch", "elcvx.solutions", "elcvx.feasibility",
                          "elcvx.calibration", "elcvx.checks", "elcvx.extra_atom"],
 }

@@ -315,9 +315,9 @@ def test_from_dataframe_names_its_keywords():
 
     from elcvx import Sample, io
 
-    assert Sample.from_dataframe is io.sample_from_dataframe  # one function, two names
+    # Sample's method is the reader's function, with the same keywords.
     params = inspect.signature(Sample.from_dataframe).parameters
-    assert list(params) == ["df", "spec", "weight", "target_prob", "logging_prob", "reward",
+    assert list(params) == list(inspect.signature(io.sample_from_dataframe).parameters) == ["df", "spec", "weight", "target_prob", "logging_prob", "reward",
                             "cost", "count", "wmin", "wmax", "pmin", "rmin", "rmax", "cmin",
                             "cmax", "decimal"]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(params.values())[1:])
@@ -354,6 +354,7 @@ def _annotation_namespace(module):
     return {**vars(module), "ArrayLike": numpy.typing.ArrayLike, "Sequence": collections.abc.Sequence,
             "Callable": collections.abc.Callable, "os": os, "Log": Log, "LogScan": LogScan,
             "MomentConstraint": MomentConstraint, "Sample": elcvx.Sample,
+            "IntervalResult": elcvx.IntervalResult,
             "pandas": __import__("pandas") if importlib.util.find_spec("pandas") else None}
 
 

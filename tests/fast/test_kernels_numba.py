@@ -269,7 +269,7 @@ def test_a_bad_elcvx_kernels_names_itself(value, monkeypatch):
 
 def test_without_numba_auto_is_numpy_and_numba_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "numba", None)  # (an import of it fails)
-    monkeypatch.setattr(backend, "_CHOSEN", {})
+    monkeypatch.setattr(backend, "CHOICE", backend.KernelChoice())
     monkeypatch.setenv(backend.ENV, "auto")
     assert backend.kernels() == "numpy"
     monkeypatch.setenv(backend.ENV, "numba")

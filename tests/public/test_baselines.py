@@ -119,7 +119,8 @@ def test_gaussian_by_textbook_formula():
         assert res.confidence_level == level and res.method == "gaussian"
         assert res.center == 0.875
     low, high = bl.gaussian_interval(tiny())  # unpacks as (low, high)
-    assert (low, high) == tuple(bl.gaussian_interval(tiny()).confidence_interval)
+    res = bl.gaussian_interval(tiny())
+    assert (low, high) == (res.low, res.high) and res[0] == low and len(res) == 2
 
 
 def test_gaussian_on_user_scale():
