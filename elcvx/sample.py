@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -479,7 +479,9 @@ def check_sample(value, scans: bool = False) -> Sample:
     if not isinstance(value, Sample):
         if isinstance(value, RowSource) and not value.in_memory:  # a scanned log
             if scans:
-                return value
+                # (Typed as a Sample: the callers that pass scans=True read a LogScan as one,
+                # duck-typed; typing them Sample | LogScan is a change of their signatures.)
+                return cast(Sample, value)
         elif getattr(value, "sample", None) is not None:
             return check_sample(value.sample, scans)
     if not isinstance(value, Sample):
