@@ -103,7 +103,8 @@ class _RowsOnRead:
             value = value()
         return readonly(np.asarray(value)) if value is not None else None
 
-    def __set__(self, obj: object, value: Any) -> None:  # (the dataclass's __init__, through object.__setattr__)
+    def __set__(self, obj: object, value: Any) -> None:
+        # (The dataclass's __init__ sets it, through object.__setattr__.)
         object.__setattr__(obj, self.held, value)
 
 
