@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from scipy import stats
@@ -52,11 +52,15 @@ from .results import BaselineEstimate, BaselineInterval
 from .estimators.finite_sample import lower_bound, upper_bound
 from .sample import Sample, check_sample
 
+if TYPE_CHECKING:  # (annotations only)
+    from .engines.rows import Columns
+    from .io import Log, LogScan
+
 __all__ = ["ips", "snips", "clipped_dr", "emp", "gaussian_interval", "clopper_pearson_interval",
            "lower_bound", "upper_bound", "LogSums", "log_sums"]
 
 
-def _user(sample, v: float) -> float:
+def _user(sample: Sample, v: float) -> float:
     """Unit scale -> user scale, *not* clipped (IPS and EMP can leave the range)."""
     return float(sample.rmin + (sample.rmax - sample.rmin) * v)
 
@@ -70,11 +74,13 @@ class Scaled(NamedTuple):
     s: float
     e: int
 
-    def __add__(self, other):
-        e = max(self.e, other.e)
-        return Scaled(math.ldexp(self.s, self.e - e) + math.ldexp(other.s, other.e - e), e)
+    def __add__(self, other: tuple[Any, ...]) -> Scaled:
+        """The sum of two scaled sums (not tuple concatenation: ``other`` is a :class:`Scaled`)."""
+        s, e_other = other
+        e = max(self.e, e_other)
+        return Scaled(math.ldexp(self.s, self.e - e) + math.ldexp(s, e_other - e), e)
 
-    def value(self, divisor=1.0) -> float:
+    def value(self, divisor: float = 1.0) -> float:
         """``s 2^e / divisor`` (an infinity where that is beyond the float range)."""
         try:
             return math.ldexp(self.s / divisor, self.e)
@@ -82,7 +88,7 @@ class Scaled(NamedTuple):
             return math.copysign(math.inf, self.s)
 
 
-def _scaled_sum(c, x) -> Scaled:
+def _scaled_sum(c: np.ndarray | None, x: np.ndarray) -> Scaled:
     """``sum c x`` as ``s 2^e`` with ``|x / 2^e| <= 1``.
 
     Weights go up to 1.8e308: sums of ``c w u`` (with counts) and squares of ``w u`` could
@@ -118,7 +124,7 @@ class LogSums(NamedTuple):
     x_over_wmax: float
 
 
-def _chunk_sums(wmax, cols) -> LogSums:
+def _chunk_sums(wmax: float, cols: Columns) -> LogSums:
     """:class:`LogSums` of one chunk (:class:`~elcvx.engines.rows.Columns`)."""
     c, w = cols.c, cols.w
     x = w * cols.u
@@ -147,7 +153,7 @@ def _merge_sums(a: LogSums, b: LogSums) -> LogSums:
 _LOG_SUMS = PerSample("the baselines' sums (elcvx.baselines.log_sums)")
 
 
-def log_sums(sample) -> LogSums:
+def log_sums(sample: Sample | Log | LogScan) -> LogSums:
     """The baselines' sums of a :class:`~elcvx.Sample` (its rows, one chunk) or of a log scanned
     in chunks (one ``map_reduce`` over its engine's chunks, each chunk's sums merged), computed
     once per sample or scan."""
@@ -165,7 +171,7 @@ def _ips_unit(sums: LogSums) -> float:
 # ------------------------------------------------------------------------------------------------
 # Point estimates
 # ------------------------------------------------------------------------------------------------
-def ips(sample) -> BaselineEstimate:
+def ips(sample: Sample | Log | LogScan) -> BaselineEstimate:
     r"""Inverse propensity score (Horvitz-Thompson) estimate of the target policy's value.
 
     .. math:: \hat V_{\rm IPS} = \frac1N \sum_n c_n w_n u_n
@@ -194,7 +200,7 @@ def ips(sample) -> BaselineEstimate:
     return BaselineEstimate(_user(sample, _ips_unit(log_sums(sample))), "ips", sample.n)
 
 
-def snips(sample) -> BaselineEstimate:
+def snips(sample: Sample | Log | LogScan) -> BaselineEstimate:
     r"""Self-normalised IPS: the importance-weighted mean of the rewards.
 
     .. math:: \hat V_{\rm SNIPS} = \frac{\sum_n c_n w_n u_n}{\sum_n c_n w_n},
@@ -220,7 +226,7 @@ def snips(sample) -> BaselineEstimate:
     return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "snips", sample.n)
 
 
-def clipped_dr(sample, *, rho=None) -> BaselineEstimate:
+def clipped_dr(sample: Sample | Log | LogScan, *, rho: float | None = None) -> BaselineEstimate:
     r"""The paper's ClippedDR: doubly robust with a constant reward predictor, clipped.
 
     .. math:: \hat V = \min\Big(1, \max\Big(0,\ \rho + \frac1N \sum_n c_n w_n (u_n - \rho)\Big)\Big),
@@ -252,7 +258,7 @@ def clipped_dr(sample, *, rho=None) -> BaselineEstimate:
     return BaselineEstimate(_user(sample, min(max(value, 0.0), 1.0)), "clipped_dr", sample.n)
 
 
-def _rho_unit(sample, rho) -> float:
+def _rho_unit(sample: Sample, rho: float | None) -> float:
     if rho is None:
         return 0.5
     rho = iv.finite_scalar("rho", rho)
@@ -261,7 +267,7 @@ def _rho_unit(sample, rho) -> float:
     return sample.to_unit(rho)
 
 
-def emp(sample) -> BaselineEstimate:
+def emp(sample: Sample | Log | LogScan) -> BaselineEstimate:
     r"""Kallus and Uehara's EMP estimator specialised to a constant reward predictor.
 
     .. math:: \hat V_{\rm EMP} = \frac{\sum_n c_n Q_n w_n u_n}{\sum_n c_n Q_n},\qquad
@@ -290,7 +296,7 @@ def emp(sample) -> BaselineEstimate:
     return BaselineEstimate(_user(sample, cqx / cq), "emp", sample.n)
 
 
-def _emp_chunk(beta, cols):
+def _emp_chunk(beta: float, cols: Columns) -> tuple[float, float]:
     """``(sum c q w u, sum c q)`` of a chunk, ``q = 1 / (1 + beta (w - 1))`` (the MLE's ``Q``
     times ``N``, which the ratio does not need)."""
     q = 1.0 / (1.0 + beta * (cols.w - 1.0))
@@ -298,24 +304,26 @@ def _emp_chunk(beta, cols):
     return float(np.dot(cq, cols.w * cols.u)), float(cq.sum())
 
 
-def _add_pairs(a, b):
+def _add_pairs(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
     return a[0] + b[0], a[1] + b[1]
 
 
 # ------------------------------------------------------------------------------------------------
 # Intervals
 # ------------------------------------------------------------------------------------------------
-def _whole(sample, level, method, center, note) -> BaselineInterval:
+def _whole(sample: Sample, level: float, method: str, center: float,
+           note: str) -> BaselineInterval:
     return BaselineInterval(sample.rmin, sample.rmax, level, method, center, sample.n, note)
 
 
-def _clip_map(sample, low_u, high_u):
+def _clip_map(sample: Sample, low_u: float, high_u: float) -> tuple[float, float]:
     low_u = min(max(low_u, 0.0), 1.0)
     high_u = min(max(high_u, 0.0), 1.0)
     return sample.to_user(low_u), sample.to_user(high_u)
 
 
-def gaussian_interval(sample, *, confidence_level=0.95, ddof=1) -> BaselineInterval:
+def gaussian_interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
+                      ddof: float = 1) -> BaselineInterval:
     r"""The asymptotic Gaussian (z-score) interval around IPS, clipped to the reward range.
 
     With ``x_n = w_n u_n``, counts as frequency weights,
@@ -374,7 +382,8 @@ def gaussian_interval(sample, *, confidence_level=0.95, ddof=1) -> BaselineInter
     return BaselineInterval(low, high, level, "gaussian", center, sample.n)
 
 
-def clopper_pearson_interval(sample, *, confidence_level=0.95) -> BaselineInterval:
+def clopper_pearson_interval(sample: Sample | Log | LogScan, *,
+                             confidence_level: float = 0.95) -> BaselineInterval:
     r"""The paper's Binomial interval: Clopper-Pearson on ``y = w u / wmax``, times ``wmax``.
 
     ``y_n`` lies in ``[0, 1]`` with mean ``V / wmax``. The paper rounds each ``y_n`` at random to

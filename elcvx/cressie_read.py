@@ -62,6 +62,7 @@ import functools
 import math
 import operator
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -71,6 +72,12 @@ from .cache import PerSample
 from .errors import InvalidInputError
 from .results import ConfidenceInterval, CressieReadBound, CressieReadEstimate, CressieReadInterval
 from .sample import Sample, check_sample
+
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
+
+    from .engines.rows import Columns
+    from .io import Log, LogScan
 
 __all__ = ["CressieReadStats", "estimate", "interval"]
 
@@ -83,7 +90,7 @@ _DEGENERATE_RSS = Fraction(1e-12)
 _CHUNK = 1 << 25
 
 
-def _exact_sum(x, scale=None) -> Fraction:
+def _exact_sum(x: np.ndarray, scale: np.ndarray | None = None) -> Fraction:
     """The exact sum of a float64 array times ``2**scale`` (an integer array, default 0), as a
     Fraction (no rounding at all).
 
@@ -123,7 +130,8 @@ def _float(x: Fraction) -> float:
         return math.inf if x > 0 else -math.inf
 
 
-def _bounds_checked(wmin, wmax, rmin, rmax):
+def _bounds_checked(wmin: float, wmax: float, rmin: float,
+                    rmax: float) -> tuple[float, float, float, float]:
     """Validate bounds exactly as :class:`Sample` does (by building a one-row sample at w = 1)."""
     s = Sample([1.0], [rmin], wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
     return s.wmin, s.wmax, s.rmin, s.rmax
@@ -137,7 +145,8 @@ class _Support:
     this support (every atom at the same weight).
     """
 
-    def __init__(self, n, s1, s2, sg, swg, sgg, w_ex):
+    def __init__(self, n: Fraction, s1: Fraction, s2: Fraction, sg: Fraction, swg: Fraction,
+                 sgg: Fraction, w_ex: float) -> None:
         self.w_ex = w_ex
         if math.isinf(w_ex):
             # Limits as w_ex -> inf (docs/baselines.md): Q_n -> 1/N, the atom keeps no
@@ -207,13 +216,14 @@ class CressieReadStats:
 
     __slots__ = ("wmin", "wmax", "rmin", "rmax", "_n", "_s1", "_s2", "_sg", "_swg", "_sgg")
 
-    def __init__(self, *, wmin=0.0, wmax, rmin=0.0, rmax=1.0):
+    def __init__(self, *, wmin: float = 0.0, wmax: float, rmin: float = 0.0,
+                 rmax: float = 1.0) -> None:
         self.wmin, self.wmax, self.rmin, self.rmax = _bounds_checked(wmin, wmax, rmin, rmax)
         self._n = self._s1 = self._s2 = self._sg = self._swg = self._sgg = Fraction(0)
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
-    def from_sample(cls, sample) -> CressieReadStats:
+    def from_sample(cls, sample: Sample | Log | LogScan) -> CressieReadStats:
         """The statistics of a whole :class:`~elcvx.Sample` (its counts and bounds), or of a log
         scanned in chunks (:func:`elcvx.io.scan_log`: each chunk's statistics, merged)."""
         sample = check_sample(sample, scans=True)
@@ -223,7 +233,8 @@ class CressieReadStats:
             sample.engine.map_reduce(functools.partial(_chunk_stats, bounds), operator.add)
         )).copy()
 
-    def update(self, w, r, counts=None) -> CressieReadStats:
+    def update(self, w: ArrayLike, r: ArrayLike,
+               counts: ArrayLike | None = None) -> CressieReadStats:
         """Add a batch of rows in place (validated as :class:`~elcvx.Sample` validates) and return self.
 
         Raises
@@ -238,7 +249,7 @@ class CressieReadStats:
         self._add_rows(batch)
         return self
 
-    def _add_rows(self, s) -> None:
+    def _add_rows(self, s: Sample | Columns) -> None:
         """Add the rows of ``s`` (a :class:`~elcvx.Sample`, or a chunk's
         :class:`~elcvx.engines.rows.Columns`: ``w``, ``u`` and counts ``c``, None for ones)."""
         # Each product from the factors' mantissas (in [1/2, 1), so products lie in [1/32, 1):
@@ -265,7 +276,7 @@ class CressieReadStats:
             setattr(out, name, getattr(self, name))
         return out
 
-    def __add__(self, other) -> CressieReadStats:
+    def __add__(self, other: object) -> CressieReadStats:
         if not isinstance(other, CressieReadStats):
             return NotImplemented
         for name in ("wmin", "wmax", "rmin", "rmax"):
@@ -278,12 +289,12 @@ class CressieReadStats:
             setattr(out, name, getattr(self, name) + getattr(other, name))
         return out
 
-    def __radd__(self, other):
+    def __radd__(self, other: object) -> CressieReadStats:
         if isinstance(other, int) and other == 0:  # sum([...]) starts from 0
             return self.copy()
         return NotImplemented
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"CressieReadStats(n={self.n:g}, wmin={self.wmin!r}, wmax={self.wmax!r}, "
                 f"rmin={self.rmin!r}, rmax={self.rmax!r})")
 
@@ -315,7 +326,7 @@ class CressieReadStats:
         return _float(self._sgg)
 
     # -- answers ----------------------------------------------------------------------------------
-    def _require_data(self):
+    def _require_data(self) -> None:
         if self._n <= 0:
             raise InvalidInputError("CressieReadStats is empty: update it with at least one example")
 
@@ -323,11 +334,11 @@ class CressieReadStats:
         v = min(max(v, 0.0), 1.0)
         return float(min(max(self.rmin + (self.rmax - self.rmin) * v, self.rmin), self.rmax))
 
-    def _w_ex(self):
+    def _w_ex(self) -> float:
         """The estimate's extra atom: ``wmin`` if ``mean(w) >= 1``, else ``wmax``."""
         return self.wmin if self._s1 >= self._n else self.wmax
 
-    def _support(self, side, w_ex) -> _Support:
+    def _support(self, side: str, w_ex: float) -> _Support:
         if side == "lower":
             sg, swg, sgg = self._sg, self._swg, self._sgg
         else:  # on 1 - u: g' = w - g
@@ -336,7 +347,7 @@ class CressieReadStats:
             sgg = self._s2 - 2 * self._swg + self._sgg
         return _Support(self._n, self._s1, self._s2, sg, swg, sgg, w_ex)
 
-    def estimate(self, *, rho=None) -> CressieReadEstimate:
+    def estimate(self, *, rho: float | None = None) -> CressieReadEstimate:
         """The Cressie-Read estimate from the statistics; see :func:`estimate`."""
         self._require_data()
         if rho is None:
@@ -364,7 +375,8 @@ class CressieReadStats:
             n=float(self._n),
         )
 
-    def interval(self, *, confidence_level=0.95, calibration="chi2") -> CressieReadInterval:
+    def interval(self, *, confidence_level: float = 0.95,
+                 calibration: str = "chi2") -> CressieReadInterval:
         """The Cressie-Read interval from the statistics; see :func:`interval`."""
         level = iv.confidence_level(confidence_level)
         iv.option("calibration", calibration, iv.CALIBRATIONS)
@@ -386,7 +398,7 @@ class CressieReadStats:
         return CressieReadInterval(low, high, level, calibration, q, sides["lower"],
                                    sides["upper"], n, status=status)
 
-    def _side(self, side, budget) -> CressieReadBound:
+    def _side(self, side: str, budget: Fraction) -> CressieReadBound:
         sgg = self._sgg if side == "lower" else self._s2 - 2 * self._swg + self._sgg  # sum c g^2
         candidates: list[tuple[float, float | None]] = []
         best: tuple[float, float] | None = None  # (unit value, w_ex)
@@ -418,7 +430,8 @@ class CressieReadStats:
 
 
 
-def _chunk_stats(bounds, rows) -> CressieReadStats:
+def _chunk_stats(bounds: tuple[float, float, float, float],
+                 rows: Sample | Columns) -> CressieReadStats:
     """The statistics of one chunk of rows (a Sample, or Columns) under ``bounds``."""
     wmin, wmax, rmin, rmax = bounds
     out = CressieReadStats(wmin=wmin, wmax=wmax, rmin=rmin, rmax=rmax)
@@ -426,7 +439,7 @@ def _chunk_stats(bounds, rows) -> CressieReadStats:
     return out
 
 
-def estimate(sample, *, rho=None) -> CressieReadEstimate:
+def estimate(sample: Sample | Log | LogScan, *, rho: float | None = None) -> CressieReadEstimate:
     r"""The Cressie-Read (lambda = -2) point estimate: the control-variate estimator, augmented.
 
     Solves (closed form, no solver)
@@ -466,7 +479,8 @@ def estimate(sample, *, rho=None) -> CressieReadEstimate:
     return CressieReadStats.from_sample(sample).estimate(rho=rho)
 
 
-def interval(sample, *, confidence_level=0.95, calibration="chi2") -> CressieReadInterval:
+def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
+             calibration: str = "chi2") -> CressieReadInterval:
     r"""The Cressie-Read (lambda = -2) confidence interval, in closed form.
 
     The lower bound is the smaller, over the extra atom ``(w_ex, 0)`` with ``w_ex`` in

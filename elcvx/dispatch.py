@@ -93,7 +93,7 @@ def mle(sample: Any, method: str, model: tuple[Any, Any] | None = None) -> tuple
                         None if model is None else feasibility(sample, constraints, atoms))
     if model is not None:
         return run()
-    cache = _MLE_CACHE.get(sample, dict)
+    cache: dict[str, tuple[MLESolution, str]] = _MLE_CACHE.get(sample, dict)
     if method not in cache and method in ("auto", "fast"):
         # "auto" tries the fast path first: where that solved it, the two answers are one.
         other = cache.get("fast" if method == "auto" else "auto")

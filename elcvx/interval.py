@@ -156,7 +156,7 @@ def _threshold(sample: Sample, calibration: str, level: float, method: str, mode
     return quantile, t, mle, path
 
 
-def _interval_status(lower, upper) -> Status:
+def _interval_status(lower: Status, upper: Status) -> Status:
     """The two sides' statuses as one (:class:`~elcvx.status.Status`): ``"optimal"`` when both
     are, and a side's qualification (a fallback, a certified inaccurate solve) only where the
     sides differ, named by side: ``"optimal (upper bound: certified, Clarabel:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class WeightCheck:
     depends_on_unobserved: bool
     message: str = ""
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self.plausible and not self.depends_on_unobserved
 
 
@@ -89,7 +90,15 @@ class RewardScale:
     """Mapping values between the user's reward scale ``[rmin, rmax]`` and the unit scale the
     solvers use (for anything with ``rmin`` and ``rmax``)."""
 
-    def to_user(self, v):
+    if TYPE_CHECKING:  # (set by the subclasses; not dataclass fields)
+        rmin: float
+        rmax: float
+
+    @overload
+    def to_user(self, v: float) -> float: ...
+    @overload
+    def to_user(self, v: ArrayLike) -> float | np.ndarray: ...
+    def to_user(self, v: ArrayLike) -> float | np.ndarray:
         """Map a value on the unit reward scale back to ``[rmin, rmax]`` (clipped to that range)."""
         if isinstance(v, float):  # (np.clip's operations on one float, without its calls)
             out = self.rmin + (self.rmax - self.rmin) * v
@@ -99,7 +108,11 @@ class RewardScale:
         out = np.clip(out, self.rmin, self.rmax)
         return float(out) if out.ndim == 0 else out
 
-    def to_unit(self, v):
+    @overload
+    def to_unit(self, v: float) -> float: ...
+    @overload
+    def to_unit(self, v: ArrayLike) -> float | np.ndarray: ...
+    def to_unit(self, v: ArrayLike) -> float | np.ndarray:
         """Map a value on ``[rmin, rmax]`` to the unit reward scale (not clipped)."""
         out = (np.asarray(v, dtype=float) - self.rmin) / (self.rmax - self.rmin)
         return float(out) if out.ndim == 0 else out
@@ -222,9 +235,9 @@ class Sample(RewardScale):
     #: The rows are held here (a :class:`RowSource`; a scanned log's are not).
     in_memory = True
     #: (See the class's attributes: the weight check's note where the sample was built, if any.)
-    notes: tuple = ()
+    notes: tuple[str, ...] = ()
 
-    def _record_notes(self, notes) -> Sample:
+    def _record_notes(self, notes: Iterable[str]) -> Sample:
         """Keep ``notes`` (the weight check's, :func:`elcvx.checks.check_weights`) on this
         sample, which was just built and not yet handed out: the one write after construction.
         In place, not on a copy, so that the MLE the check may have cached (per sample object,
@@ -234,9 +247,10 @@ class Sample(RewardScale):
 
     # -- derived views -------------------------------------------------------------------------
     @property
-    def w_observed(self) -> tuple:
+    def w_observed(self) -> tuple[float, float]:
         """The least and largest weight (found by the validation)."""
-        return tuple(map(float, getattr(self, "_w_span")))  # (set by the validation; no field)
+        low, high = getattr(self, "_w_span")  # (set by the validation; no field)
+        return float(low), float(high)
 
     @property
     def n_rows(self) -> int:
@@ -429,7 +443,7 @@ class Sample(RewardScale):
         return self.n_rows
 
     # -- summary and the check of E[w] = 1 -------------------------------------------------------
-    def _weight_moments(self):
+    def _weight_moments(self) -> tuple[float, float]:
         """The weights' mean and its standard error (both with the counts); two passes (the
         least and largest weight are the validation's)."""
         low, scale = self.w_observed
@@ -454,7 +468,7 @@ class Sample(RewardScale):
                 f"{self.rmax:.4g}])")
 
     # -- copy and pickle -------------------------------------------------------------------------
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         # Unpickled and deep-copied arrays come back writable: make them read-only again.
         for name, value in state.items():
             if isinstance(value, np.ndarray) and value.flags.writeable:  # (w, r, counts)
@@ -462,7 +476,7 @@ class Sample(RewardScale):
             object.__setattr__(self, name, value)
 
 
-def notes_of(value) -> tuple:
+def notes_of(value: object) -> tuple[str, ...]:
     """The notes of what the estimators were given: a log's (:attr:`elcvx.io.Log.notes`, the
     weight check's among them) or a sample's (:attr:`Sample.notes`); ``()`` when it has none.
     The results that users read first (:class:`~elcvx.results.EstimateResult`,
@@ -471,7 +485,7 @@ def notes_of(value) -> tuple:
     return tuple(getattr(value, "notes", None) or ())
 
 
-def check_sample(value, scans: bool = False) -> Sample:
+def check_sample(value: object, scans: bool = False) -> Sample:
     """``value``, checked to be a :class:`Sample` (the estimators' first step); with ``scans``,
     a :class:`~elcvx.io.LogScan` too (a log evaluated chunk by chunk). A log read by
     :mod:`elcvx.io` (a :class:`~elcvx.io.Log`: anything whose ``.sample`` is one of them) stands
@@ -479,9 +493,11 @@ def check_sample(value, scans: bool = False) -> Sample:
     if not isinstance(value, Sample):
         if isinstance(value, RowSource) and not value.in_memory:  # a scanned log
             if scans:
-                return value
-        elif getattr(value, "sample", None) is not None:
-            return check_sample(value.sample, scans)
+                # (Typed as a Sample: the callers that pass scans=True read a LogScan as one,
+                # duck-typed; typing them Sample | LogScan is a change of their signatures.)
+                return cast(Sample, value)
+        elif (inner := getattr(value, "sample", None)) is not None:
+            return check_sample(inner, scans)
     if not isinstance(value, Sample):
         raise InvalidInputError(
             f"sample must be an elcvx.Sample or a log read by elcvx.io, got "

@@ -168,13 +168,14 @@ def read_likelihood(data, value, A, h, x, raw, status) -> Solved:
         raw(x, full=True)
         last = raw.last
     n = data.n
-    sums = ()
+    sums: tuple = ()
     if value is None:
         carried = None
         if data.policy and data.side != "upper":  # (the MLE's model is the lower side's)
             origin = raw.origin.stats if raw.origin is not None else None
+            k = data.k  # (origin: sum c F (k + 1 sums), sum c h, sum c |h|, sum c (w - h))
             stats = (None if origin is None
-                     else Stats(origin[:data.k + 1], *origin[data.k + 1:], 0.0))
+                     else Stats(origin[:k + 1], origin[k + 1], origin[k + 2], origin[k + 3], 0.0))
             carried = AtTheMLE(n, data.k, stats, last.bound_start)
         sums = (last.mass, float(last.mass + last.moments[0]), last.value_sum, carried)
     cert = certify.likelihood(data.n, data.c_min, A, h, x, last.mass, last.moments, last.q2,
@@ -251,12 +252,13 @@ def profile_at(data, v, x) -> ProfileSolution:
     work = Work()
     A, h = data.atom_rows(value=v)
     out = likelihood_at(data, v, A, h, np.asarray(x, dtype=float), work)
-    solved = out.x is not None
-    return ProfileSolution(loglik=np.array([out.loglik if solved else math.inf]),
-                           beta=np.array([out.x[0] if solved else math.nan]),
-                           tau=np.array([out.x[-1] if solved else math.nan]),
-                           status=out.status, work=work.counts(),
-                           gap=np.array([out.cert.gap if solved else 0.0]))
+    if out.x is None or out.cert is None:  # (no point: no certificate either)
+        loglik, beta, tau, gap = math.inf, math.nan, math.nan, 0.0
+    else:
+        loglik, beta, tau, gap = out.loglik, out.x[0], out.x[-1], out.cert.gap
+    return ProfileSolution(loglik=np.array([loglik]), beta=np.array([beta]),
+                           tau=np.array([tau]), status=out.status, work=work.counts(),
+                           gap=np.array([gap]))
 
 
 def nans(data):

@@ -17,6 +17,7 @@ from ..programs.base import CERTIFIED_ATTEMPTS, Program
 from ..programs.learning import dual_point
 from ..sample import Sample
 from ..solutions import BoundSolution
+from ..status import Status
 from .solve import Rejected, _scalar, _status
 
 
@@ -72,7 +73,8 @@ def solve_certified(program: Program, *, w, mle, quantile) -> BoundSolution:
 
 def read_solution(program: Program) -> BoundSolution:
     """The value, duals ``(beta, gamma, kappa)`` and per-example ``q`` of a solved inner program,
-    as Clarabel left them (:func:`solve_certified` certifies them).
+    as Clarabel left them (:func:`solve_certified` certifies them), so its status is ``"not
+    certified"`` with Clarabel's own in the detail (``"not certified (Clarabel: optimal)"``).
 
     ``q_n = kappa / (gamma + beta w_n + w_n u_n)`` at the parameter value ``w`` last solved for,
     the same :class:`~elcvx.solutions.BoundSolution` that the fast path returns.
@@ -89,4 +91,5 @@ def read_solution(program: Program) -> BoundSolution:
         kappa = float(program.constraints["loglik"].dual_value) / N
         q = np.asarray(program.variables["q"].value, dtype=float)
     return BoundSolution(value=float(program.problem.value), beta=beta, gamma=gamma,
-                         kappa=kappa, q=q, status=str(program.problem.status))
+                         kappa=kappa, q=q,
+                         status=Status("not certified", f"Clarabel: {program.problem.status}"))

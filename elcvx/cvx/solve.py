@@ -216,8 +216,8 @@ def certify_profile(point, v, sample, constraints=(), atoms=None, *, data=None) 
     if not lo < v < hi:
         nan = np.full(1, np.nan)
         return ProfileSolution(np.full(1, np.inf), nan, nan,
-                               f"not certified (v = {v!r} is not inside ({lo}, {hi}), where the "
-                               "dual has its optimum)")
+                               Status("not certified", f"v = {v!r} is not inside ({lo}, {hi}), "
+                                      "where the dual has its optimum"))
     return verdict.profile_at(data, v, point)
 
 

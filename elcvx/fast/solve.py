@@ -153,7 +153,8 @@ def _likelihood(data, value, A, h, x0, work, max_iter=MAX_ITER, given=False,
         return Solved(None, None, math.nan, why)
     x, _, status = _solve(oracle, x, A, h, max_iter)
     out = read_likelihood(data, value, A, h, x, raw, status)
-    if status.optimal and not out.status.optimal and out.cert.masses is not None:
+    if (status.optimal and not out.status.optimal and out.cert is not None
+            and out.cert.masses is not None):
         # The method's KKT tolerance was met, not the certificate's: where a constraint is nearly
         # redundant (a column within 1e-7 of w - 1), a gradient of 1e-12 is a large correction.
         # Newton steps to the rounding floor, each certified.

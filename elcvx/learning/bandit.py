@@ -7,6 +7,7 @@ examples: a learned policy's true value is known, so a bound can be checked agai
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,10 +15,13 @@ from . import _inputs as bi
 from .. import _validation as iv
 from ..errors import InvalidInputError
 
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
+
 __all__ = ["SyntheticBandit"]
 
 
-def _sigmoid(z):
+def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
@@ -61,8 +65,9 @@ class SyntheticBandit:
     ([2, 2, 1, 1, 1], [0.8, 0.8, 0.8, 0.8, 0.1])
     """
 
-    def __init__(self, n_features=5, n_actions=4, *, epsilon=0.3, noise=1.0, scale=3.0, seed=0,
-                 n_eval=50_000):
+    def __init__(self, n_features: int = 5, n_actions: int = 4, *, epsilon: float = 0.3,
+                 noise: float = 1.0, scale: float = 3.0, seed: int | None = 0,
+                 n_eval: int = 50_000) -> None:
         self.n_features = bi.positive_int("n_features", n_features)
         self.n_actions = bi.n_actions(n_actions)
         self.epsilon = iv.finite_scalar("epsilon", epsilon)
@@ -90,20 +95,21 @@ class SyntheticBandit:
         """``1/pmin``: the largest importance weight any policy can have."""
         return 1.0 / self.pmin
 
-    def expected_rewards(self, X) -> np.ndarray:
+    def expected_rewards(self, X: ArrayLike) -> np.ndarray:
         """``mu(x, a)`` for every row and action, shape ``(n, K)``."""
-        X = bi.matrix("X", X, n_cols=self.n_features)
-        return _sigmoid(self.scale * (X @ self.theta + self.bias))
+        M = bi.matrix("X", X, n_cols=self.n_features)
+        return _sigmoid(self.scale * (M @ self.theta + self.bias))
 
-    def logging_probs(self, X) -> np.ndarray:
+    def logging_probs(self, X: ArrayLike) -> np.ndarray:
         """``h(a | x)`` for every row and action, shape ``(n, K)``."""
-        X = bi.matrix("X", X, n_cols=self.n_features)
-        greedy = np.argmax(X @ self.logging_theta + self.logging_bias, axis=1)
-        P = np.full((X.shape[0], self.n_actions), self.pmin)
-        P[np.arange(X.shape[0]), greedy] += 1.0 - self.epsilon
+        M = bi.matrix("X", X, n_cols=self.n_features)
+        greedy = np.argmax(M @ self.logging_theta + self.logging_bias, axis=1)
+        P = np.full((M.shape[0], self.n_actions), self.pmin)
+        P[np.arange(M.shape[0]), greedy] += 1.0 - self.epsilon
         return P
 
-    def log(self, n, *, seed=None):
+    def log(self, n: int, *, seed: int | None = None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Draw ``n`` logged examples: ``(X, actions, logging_prob, rewards)`` (rewards 0/1)."""
         n = bi.positive_int("n", n)
         rng = np.random.default_rng(seed)
@@ -116,7 +122,7 @@ class SyntheticBandit:
         rewards = (rng.random(n) < mu).astype(float)
         return X, actions, P[rows, actions], rewards
 
-    def value(self, policy) -> float:
+    def value(self, policy: Any) -> float:
         """The true value ``E_x sum_a pi(a|x) mu(x, a)`` of a policy (an object with ``probs(X)``,
         or a callable ``X -> (n, K)`` probabilities), on the evaluation contexts."""
         probs = policy.probs if hasattr(policy, "probs") else policy

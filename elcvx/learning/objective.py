@@ -27,6 +27,8 @@ from ..sample import Sample, check_sample
 from ..status import OPTIMAL
 
 if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
+
     from ..io import Log
     from ..sample import Sample
 
@@ -304,7 +306,8 @@ def lower_bound_weights(sample: Sample | Log, *, confidence_level: float = 0.95,
     return ev.weights if scale == "n" else ev.weights / sample.n
 
 
-def dro_phi(w, *, counts=None, wmin=0.0, wmax, quantile) -> float:
+def dro_phi(w: ArrayLike, *, counts: ArrayLike | None = None, wmin: float = 0.0, wmax: float,
+            quantile: float) -> float:
     r"""The likelihood radius of the inner problem at weights ``w``: ``-N log N - l*_mle(w) - q/2``.
 
     ``l*_mle(w) = max_beta sum_n c_n log(1 + beta (w_n - 1))`` over ``beta`` in
@@ -329,10 +332,11 @@ def dro_phi(w, *, counts=None, wmin=0.0, wmax, quantile) -> float:
     >>> round(dro_phi([0.5, 1.5], wmax=10.0, quantile=3.84), 4)  # -2 log 2 - 0 - 1.92
     -3.3063
     """
-    w = np.asarray(w, dtype=float)
+    ws = np.asarray(w, dtype=float)
     c = None if counts is None else np.asarray(counts, dtype=float)
-    n = float(w.size) if c is None else float(c.sum())
+    n = float(ws.size) if c is None else float(c.sum())
 
     # (The rewards are unused by the MLE.)
-    mle = fast.mle(Sample(w, np.zeros_like(w), counts=c, wmin=float(wmin), wmax=float(wmax)), ())
+    mle = fast.mle(Sample(ws, np.zeros_like(ws), counts=c, wmin=float(wmin), wmax=float(wmax)),
+                   ())
     return -n * math.log(n) - mle.loglik - 0.5 * float(quantile)

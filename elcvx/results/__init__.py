@@ -16,7 +16,8 @@ the modules hold one kind each:
 
 # (The mixins too: the other result types of the package, in elcvx.selection,
 # elcvx.estimators and elcvx.sequences, are built on them.)
-from .base import ConfidenceInterval, _Converts, _Pair, _ReadOnlyArrays  # noqa: F401
+from .base import ConfidenceInterval, _Converts as _Converts, _Pair as _Pair  # noqa: F401
+from .base import _ReadOnlyArrays as _ReadOnlyArrays  # noqa: F401
 from .closed_form import (BaselineEstimate, BaselineInterval, CressieReadBound,
                           CressieReadEstimate, CressieReadInterval)
 from .estimate import EstimateResult, ProfileResult

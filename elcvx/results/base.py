@@ -6,8 +6,9 @@ first read, and unpacking as ``(low, high)``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -16,6 +17,8 @@ from .._validation import readonly
 
 if TYPE_CHECKING:  # (annotations only: pandas is an optional dependency)
     import pandas
+
+T = TypeVar("T", bound=type)
 
 
 class ConfidenceInterval(NamedTuple):
@@ -29,7 +32,7 @@ class _Converts:
     """Mixin of the result dataclasses: ``to_dict``, ``to_frame`` and the notebook's HTML."""
 
     #: The array fields that make a table, one row per entry (empty: the result is one row).
-    COLUMNS: ClassVar[tuple] = ()
+    COLUMNS: ClassVar[tuple[str, ...]] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The reported fields as plain Python data (numbers, strings, lists; an interval field
@@ -55,8 +58,8 @@ class _ReadOnlyArrays(_Converts):
     through :class:`_RowsOnRead` makes its own views.)
     """
 
-    def __post_init__(self):
-        cls = type(self)
+    def __post_init__(self) -> None:
+        cls: type = type(self)
         for name in _field_names(cls):
             if isinstance(getattr(cls, name, None), _RowsOnRead):
                 continue
@@ -66,7 +69,7 @@ class _ReadOnlyArrays(_Converts):
 
 
 @functools.cache
-def _field_names(cls) -> tuple:
+def _field_names(cls: type) -> tuple[str, ...]:
     """The names of a result dataclass's fields, kept per class (``dataclasses.fields`` builds
     them anew on each call, a few microseconds a result)."""
     return tuple(f.name for f in fields(cls))
@@ -84,15 +87,15 @@ class _RowsOnRead:
     is a read-only view (no copy), an unpickled array's too.
     """
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self.name = name
         self.held = "_" + name
 
-    def given(self, obj):
+    def given(self, obj: object) -> Any:
         """What ``obj`` was given for this field: an array, or the function that computes it."""
         return getattr(obj, self.held)
 
-    def __get__(self, obj, owner=None):
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
         if obj is None:
             return self
         value = getattr(obj, self.held)
@@ -100,31 +103,37 @@ class _RowsOnRead:
             value = value()
         return readonly(np.asarray(value)) if value is not None else None
 
-    def __set__(self, obj, value):  # (the dataclass's __init__, through object.__setattr__)
+    def __set__(self, obj: object, value: Any) -> None:
+        # (The dataclass's __init__ sets it, through object.__setattr__.)
         object.__setattr__(obj, self.held, value)
 
 
-def _q_on_read(cls):
+def _q_on_read(cls: T) -> T:
     """``cls`` (a result dataclass) with its ``q`` field read through :class:`_RowsOnRead`."""
-    cls.q = _RowsOnRead("q")
+    setattr(cls, "q", _RowsOnRead("q"))  # (cls is any dataclass: its q is not declared)
     return cls
 
 
 class _Point(_Converts):
     """Mixin: a point estimate, ``float(result)`` its ``value``."""
 
-    def __float__(self):
+    value: float
+
+    def __float__(self) -> float:
         return float(self.value)
 
 
 class _Pair(_Converts):
     """Mixin: unpack as ``(low, high)`` like :class:`~elcvx.results.IntervalResult`."""
 
-    def __iter__(self):
+    low: float
+    high: float
+
+    def __iter__(self) -> Iterator[float]:
         return iter((self.low, self.high))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return 2
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> float:
         return (self.low, self.high)[i]

@@ -6,10 +6,14 @@ SNIPS, ... and their intervals) and the Cressie-Read lambda = -2 variant
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .base import ConfidenceInterval, _Converts, _Pair, _Point
+
+if TYPE_CHECKING:  # (annotations only)
+    from numpy.typing import ArrayLike
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,7 +109,7 @@ class CressieReadEstimate(_Point):
     n: float
     method: str = "closed form"
 
-    def weights(self, w):
+    def weights(self, w: ArrayLike) -> float | np.ndarray:
         """``Q`` per example at importance weight(s) ``w``: ``(gamma + beta (w - 1)) / (N + 1)``."""
         out = (self.gamma + self.beta * (np.asarray(w, dtype=float) - 1.0)) / (self.n + 1.0)
         return float(out) if out.ndim == 0 else out
@@ -132,7 +136,7 @@ class CressieReadBound(_Converts):
 
     value: float
     w_ex: float | None
-    candidates: tuple
+    candidates: tuple[tuple[float, float | None], ...]
     degenerate: bool
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 import numpy as np
 
@@ -84,17 +84,17 @@ class EstimateResult(_ReadOnlyArrays):
     n: float
     method: str
     status: str
-    work: tuple = field(default=(0, 0), repr=False)
-    lambdas: tuple = ()
+    work: tuple[int, int] = field(default=(0, 0), repr=False)
+    lambdas: tuple[float, ...] = ()
     rho_rule: str = "number"
-    reward_range: tuple = (0.0, 1.0)
+    reward_range: tuple[float, float] = (0.0, 1.0)
     error: float = math.nan
-    notes: tuple = ()
+    notes: tuple[str, ...] = ()
     # elcvx.interval on what estimate() was given (its sample, constraints, atoms and method),
     # for confidence_interval(): the results do not import the solvers' front end.
-    _interval: Any = field(default=None, repr=False)
+    _interval: Callable[..., IntervalResult] | None = field(default=None, repr=False)
 
-    def __float__(self):
+    def __float__(self) -> float:
         """``float(elcvx.estimate(s))`` is the estimate's ``value``."""
         return float(self.value)
 
@@ -128,7 +128,7 @@ class EstimateResult(_ReadOnlyArrays):
         low, high = self.value_range
         return high - low > 1e-3 * (self.reward_range[1] - self.reward_range[0])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         # The dataclass's fields in order, but value_range only where rho matters, next to the
         # value and rho's rule, so that a printed estimate never hides its dependence on rho.
         shown = []
@@ -174,7 +174,7 @@ class ProfileResult(_ReadOnlyArrays):
         (:mod:`elcvx.certify`; 0 where the statistic is ``inf``).
     """
 
-    COLUMNS: ClassVar[tuple] = ("v", "statistic", "pvalue", "beta", "tau")
+    COLUMNS: ClassVar[tuple[str, ...]] = ("v", "statistic", "pvalue", "beta", "tau")
 
     v: np.ndarray
     statistic: np.ndarray
@@ -184,5 +184,5 @@ class ProfileResult(_ReadOnlyArrays):
     calibration: str
     n: float
     method: str
-    work: tuple = field(default=(0, 0), repr=False)
+    work: tuple[int, int] = field(default=(0, 0), repr=False)
     error: np.ndarray | None = field(default=None, repr=False)

@@ -51,10 +51,10 @@ class EvaluationResult(_Converts):
         EL's interval in full.
     """
 
-    COLUMNS: ClassVar[tuple] = MethodResult._fields
+    COLUMNS: ClassVar[tuple[str, ...]] = MethodResult._fields
 
-    results: tuple
-    notes: tuple
+    results: tuple[MethodResult, ...]
+    notes: tuple[str, ...]
     n: float
     wmin: float
     wmax: float
@@ -67,7 +67,7 @@ class EvaluationResult(_Converts):
     estimate: EstimateResult = field(repr=False)
     interval: IntervalResult = field(repr=False)
 
-    def _table(self):
+    def _table(self) -> tuple[list[str], list[list[Any]]]:
         return list(self.COLUMNS), [list(r) for r in self.results]
 
     def __getitem__(self, method: str) -> MethodResult:

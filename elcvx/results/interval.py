@@ -94,11 +94,11 @@ class IntervalResult(_Pair):
     n: float
     method: str
     status: str
-    work: tuple = field(default=(0, 0), repr=False)
+    work: tuple[int, int] = field(default=(0, 0), repr=False)
     alternative: str = "two-sided"
-    notes: tuple = ()
+    notes: tuple[str, ...] = ()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         # The dataclass's repr, with the notes only when there are some.
         shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
                  if f.repr and (f.name != "notes" or self.notes)]

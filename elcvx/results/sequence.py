@@ -35,7 +35,7 @@ class SequenceResult(_ReadOnlyArrays):
         The reward range the bounds were computed on.
     """
 
-    COLUMNS: ClassVar[tuple] = ("t", "low", "high")
+    COLUMNS: ClassVar[tuple[str, ...]] = ("t", "low", "high")
 
     t: np.ndarray
     low: np.ndarray
@@ -53,5 +53,5 @@ class SequenceResult(_ReadOnlyArrays):
             return ConfidenceInterval(self.rmin, self.rmax)
         return ConfidenceInterval(float(self.low[-1]), float(self.high[-1]))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return int(self.t.size)
