@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import dispatch
-from .calibration import bootstrap, quantiles
+from .calibration import bootstrap, quantiles, signed
 from . import _validation as iv
 from . import constraints as mc
 from ._extra_atom import extra_atom
@@ -102,8 +102,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     method = iv.option("method", method, iv.METHODS)
     threshold_level = quantiles.two_sided_level(level, alternative)
     model = mc.model(sample, constraints, atoms)
-    quantile, _, mle, path = _threshold(sample, calibration, threshold_level, method, model,
-                                        resamples, random_state)
+    quantile, sided, mle, path = _threshold(sample, calibration, threshold_level, method, model,
+                                            resamples, random_state, alternative)
     if not np.isfinite(quantile):
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
                               sample.n, method, f"whole range: no {calibration} quantile at N={sample.n:g}",
@@ -113,7 +113,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     work = mle.work
     for side in quantiles.solved_sides(alternative):
         # The upper bound is 1 - the lower bound of 1 - u.
-        sol, side_path = dispatch.lower_bound(sample, mle, quantile, side, method, model=model)
+        side_q = quantile if sided is None else sided[side]
+        sol, side_path = dispatch.lower_bound(sample, mle, side_q, side, method, model=model)
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)
         work = (work[0] + sol.work[0], work[1] + sol.work[1])
@@ -131,23 +132,29 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
                           sample.n, path, status, work, alternative=alternative, notes=notes)
 
 
-def _threshold(sample, calibration, level, method, model, resamples, random_state):
-    """``(quantile, sorted bootstrap statistics or None, mle, path)``: the calibration's threshold,
-    after the MLE (which the bootstrap resamples from)."""
-    if calibration != "bootstrap":
+def _threshold(sample, calibration, level, method, model, resamples, random_state,
+               alternative="two-sided"):
+    """``(quantile, sorted bootstrap statistics or each side's threshold or None, mle, path)``:
+    the calibration's threshold, after the MLE (which the bootstrap resamples from); with
+    ``"signed-bootstrap"``, ``quantile`` is the largest of the sides' thresholds."""
+    if calibration not in ("bootstrap", "signed-bootstrap"):
         quantile = quantiles.quantile(calibration, level, sample.n)
         mle, path = dispatch.mle(sample, method, model) if np.isfinite(quantile) else (None, method)
         return quantile, None, mle, path
     if model is not None:
-        raise InvalidInputError("calibration='bootstrap' is not available with constraints or atoms; "
-                                "use 'chi2' or 'f'")
+        raise InvalidInputError(f"calibration={calibration!r} is not available with constraints or "
+                                "atoms; use 'chi2' or 'f'", field="calibration", value=calibration)
     if not sample.in_memory:
-        raise InvalidInputError("calibration='bootstrap' needs the log's rows in memory (read_log); "
-                                "for a scanned log use 'chi2' or 'f'", field="calibration",
-                                value=calibration)
+        raise InvalidInputError(f"calibration={calibration!r} needs the log's rows in memory "
+                                "(read_log); for a scanned log use 'chi2' or 'f'",
+                                field="calibration", value=calibration)
     resamples = bootstrap.resamples(resamples)
     generator = bootstrap.rng(random_state)
     mle, path = dispatch.mle(sample, method, model)
+    if calibration == "signed-bootstrap":
+        sided = {side: signed.side_threshold(sample, side, level, resamples, generator)
+                 for side in quantiles.solved_sides(alternative)}
+        return max(sided.values()), sided, mle, path
     quantile, t = bootstrap.calibrate(sample, level, resamples, generator)
     return quantile, t, mle, path
 
@@ -220,6 +227,10 @@ def profile(sample: Sample | Log | LogScan, v: ArrayLike, *, calibration: str = 
     level = iv.confidence_level(confidence_level)
     v_user = iv.points("v", v)
     model = mc.model(sample, constraints, atoms)
+    if calibration == "signed-bootstrap":
+        raise InvalidInputError("calibration='signed-bootstrap' calibrates the bounds of interval() "
+                                "side by side; profile's p-value is the two-sided statistic's: use "
+                                "'chi2', 'f' or 'bootstrap'", field="calibration", value=calibration)
     if calibration == "bootstrap":
         _, t, mle, _ = _threshold(sample, calibration, level, method, model, resamples, random_state)
     else:

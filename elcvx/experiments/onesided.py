@@ -1,0 +1,155 @@
+"""The one-sided study: does EL's one-sided 95% lower bound hold at moderate N, per calibration?
+
+Logs whose value is exact, drawn afresh for each replicate:
+
+* ``softmax-k10``: issue 36's log, of the tightness protocol's kind
+  (:mod:`elcvx.experiments.pessimism.protocol`): K = 10, target and logging softmaxes at
+  temperature 0.3 on the label, the logging peak moved to another action on half of the contexts,
+  rewards flipped with probability 0.2 (weights 1, about 28 and about 0.036);
+* ``softmax-k4``: K = 4, target at temperature 0.1, logging at 0.3, the peak moved on half of the
+  contexts, rewards flipped with probability 0.1 (weights up to about 31);
+* ``two-point-10``, ``two-point-100``: ``w = wmax`` with probability ``1 / wmax``, else 0; rewards
+  Bernoulli(1/2) (value 1/2).
+
+On each log: the lower bound of ``elcvx.interval(..., alternative="greater")`` under each
+calibration of :data:`CALIBRATIONS` (weights in the known range), and the diagnostic
+:func:`elcvx.thin.carrying_rows`. A cell's violation rate is the share of logs whose bound
+exceeds the value, with its binomial standard error; its radius is ``(V - LB) / V``, 0 when
+``LB >= V`` (the pessimism study's).
+
+Run: ``python -m elcvx.experiments.onesided --logs 1000 --jobs 2 --out docs/onesided``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..interval import interval
+from ..sample import Sample
+from ..thin import carrying_rows
+from ._running import format_seconds, machine_description, md_table, run_tasks, write_csv
+from .pessimism import protocol
+
+DELTA = 0.05
+CALIBRATIONS = ("chi2", "signed-bootstrap")
+SIZES = (300, 1000, 3000)
+#: name -> (K, target temperature, logging temperature, reward noise), the peak moved on half
+#: of the contexts; or ("two-point", wmax).
+DISTRIBUTIONS = {
+    "softmax-k10": (10, 0.3, 0.3, 0.2),
+    "softmax-k4": (4, 0.1, 0.3, 0.1),
+    "two-point-10": ("two-point", 10.0),
+    "two-point-100": ("two-point", 100.0),
+}
+
+
+def draw(name: str, n: int, rng: np.random.Generator):
+    """``(w, r, value, wmin, wmax)``: one log of ``n`` rows of the distribution ``name``."""
+    spec = DISTRIBUTIONS[name]
+    if spec[0] == "two-point":
+        wmax = spec[1]
+        w = np.where(rng.random(n) < 1.0 / wmax, wmax, 0.0)
+        return w, (rng.random(n) < 0.5).astype(float), 0.5, 0.0, wmax
+    k, tau, tau0, eta = spec
+    cfg = protocol.Config(eta, tau, tau0)
+    t_peak, t_rest = protocol._probabilities(tau, k)
+    h_peak, h_rest = protocol._probabilities(tau0, k)
+    # The label is action 0; the logging peak is action 1 on a faulty context (half of them).
+    peak = (rng.random(n) < 0.5).astype(int)
+    other = rng.integers(0, k - 1, n)
+    a = np.where(rng.random(n) < h_peak, peak, other + (other >= peak))
+    w = np.where(a == 0, t_peak, t_rest) / np.where(a == peak, h_peak, h_rest)
+    r = ((a == 0) ^ (rng.random(n) < eta)).astype(float)
+    wmin, wmax = protocol.weight_range(cfg, k)
+    return w, r, protocol.true_value(cfg, k), wmin, wmax
+
+
+def one_cell(task):
+    """``(name, n, rows)``: for each of ``logs`` logs, the value, the bound per calibration and
+    the carrying rows. The stream of log ``i`` is ``SeedSequence(seed, spawn_key=(d, n, i))``."""
+    name, n, logs, seed = task
+    d = list(DISTRIBUTIONS).index(name)
+    rows = []
+    for i in range(logs):
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(d, n, i)))
+        w, r, value, wmin, wmax = draw(name, n, rng)
+        sample = Sample(w, r, wmin=wmin, wmax=wmax)
+        lows = [interval(sample, confidence_level=1.0 - DELTA, alternative="greater",
+                         calibration=c, random_state=rng).low for c in CALIBRATIONS]
+        rows.append([value, *lows, carrying_rows(sample)])
+    return name, n, rows
+
+
+def summarise(results: dict) -> list:
+    """One row per cell: name, N, logs, then per calibration the violation rate, its SE and the
+    mean radius, then the median carrying rows."""
+    out = []
+    for (name, n), rows in sorted(results.items(), key=lambda kv: (list(DISTRIBUTIONS).index(
+            kv[0][0]), kv[0][1])):
+        a = np.array(rows)
+        value, lows, carrying = a[:, 0], a[:, 1:1 + len(CALIBRATIONS)], a[:, -1]
+        row = [name, n, a.shape[0]]
+        for j in range(len(CALIBRATIONS)):
+            rate = float(np.mean(lows[:, j] > value))
+            radius = float(np.mean(np.maximum(value - lows[:, j], 0.0) / value))
+            row += [rate, math.sqrt(DELTA * (1 - DELTA) / a.shape[0]), radius]
+        out.append(row + [float(np.median(carrying))])
+    return out
+
+
+def main(argv=None) -> int:
+    """Run the study and write ``onesided.csv`` (per cell), ``logs.csv.gz`` (per log) and
+    ``summary.md`` into ``--out``."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--logs", type=int, default=1000)
+    p.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    p.add_argument("--distributions", nargs="+", default=list(DISTRIBUTIONS),
+                   choices=list(DISTRIBUTIONS))
+    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--out", type=Path, default=Path("onesided-out"))
+    args = p.parse_args(argv)
+    tasks = [(d, n, args.logs, args.seed) for d in args.distributions for n in args.sizes]
+    results = {}
+    start = time.time()
+
+    def collect(res):
+        name, n, rows = res
+        results[(name, n)] = rows
+        print(f"{name} N={n}: done ({format_seconds(time.time() - start)})", file=sys.stderr)
+
+    run_tasks(one_cell, tasks, args.jobs, collect)
+    args.out.mkdir(parents=True, exist_ok=True)
+    header = ["distribution", "n", "logs"]
+    for c in CALIBRATIONS:
+        header += [f"{c}_violation", f"{c}_se", f"{c}_radius"]
+    header.append("carrying_rows_median")
+    table = summarise(results)
+    write_csv(args.out / "onesided.csv", header, [dict(zip(header, r)) for r in table])
+    per_log = ["distribution", "n", "value", *CALIBRATIONS, "carrying_rows"]
+    write_csv(args.out / "logs.csv.gz", per_log, [dict(zip(per_log, [name, n, *r]))
+                                                  for (name, n), rows in results.items()
+                                                  for r in rows])
+    md = [f"Written by `python -m elcvx.experiments.onesided --logs {args.logs} --seed {args.seed} "
+          f"--jobs {args.jobs}`; {format_seconds(time.time() - start)} on {machine_description()}.",
+          "", f"Violation rate of the one-sided {1 - DELTA:.0%} lower bound (LB > V; SE "
+          f"{math.sqrt(DELTA * (1 - DELTA) / args.logs):.4f} at {args.logs} logs), mean radius "
+          "(V - LB)/V, median rows carrying the variance:", ""]
+    md += md_table(["distribution", "N"] + [f"{c} viol." for c in CALIBRATIONS]
+                   + [f"{c} radius" for c in CALIBRATIONS] + ["carrying rows"],
+                   [[r[0], f"{r[1]:,}"] + [f"{r[3 + 3 * j]:.1%}" for j in range(len(CALIBRATIONS))]
+                    + [f"{r[5 + 3 * j]:.3f}" for j in range(len(CALIBRATIONS))] + [f"{r[-1]:.0f}"]
+                    for r in table])
+    (args.out / "summary.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
