@@ -10,6 +10,7 @@ from . import dispatch
 from .calibration import bootstrap, quantiles, signed
 from . import _validation as iv
 from . import constraints as mc
+from . import thin
 from ._extra_atom import extra_atom
 from .errors import InvalidInputError
 from .results import BoundResult, IntervalResult, ProfileResult
@@ -52,7 +53,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     sample : Sample
     confidence_level : float
         In (0, 1).
-    calibration : {"chi2", "f", "bootstrap"}
+    calibration : {"chi2", "f", "bootstrap", "signed-bootstrap"}
         The threshold ``q``. ``"chi2"`` (default): the chi-square(1) quantile of the paper's
         text, the asymptotic law of the likelihood-ratio statistic (Wilks; Mykland's dual
         likelihood for martingale data). ``"f"``: the F(1, N-1) quantile of the authors'
@@ -63,12 +64,17 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         (:mod:`elcvx.calibration.bootstrap`; i.i.d. rows only, and without ``constraints``). For when a
         rare, large weight makes the statistic heavier-tailed than chi-square(1) at large N;
         the statistics are computed by the fast path's solvers whatever ``method`` is, and
-        ``method`` solves the endpoints. The default and the choice between them:
-        docs/intervals.md, "Calibration".
+        ``method`` solves the endpoints. ``"signed-bootstrap"``: made for one-sided bounds; each
+        end has its own threshold, the larger of the normal quantile's square and the bootstrap
+        critical value of the signed root ``sign(v_hat - v) sqrt(2 (L_mle - L(v)))`` on that
+        end's tail, from ``resamples`` resamples of the distribution at the chi-square bound
+        (:mod:`elcvx.calibration.signed`; i.i.d. rows, no ``constraints``; two-sided, each end
+        at ``alpha / 2``). The default and the choice between them: docs/intervals.md,
+        "Calibration" and "One-sided bounds".
     resamples : int
-        Bootstrap resamples (``calibration="bootstrap"`` only), at least 19; default 999.
+        Bootstrap resamples (the bootstrap calibrations only), at least 19; default 999.
     random_state : None, int or numpy.random.Generator
-        The bootstrap's random stream (``calibration="bootstrap"`` only). The interval is a
+        The bootstrap's random stream (the bootstrap calibrations only). The interval is a
         deterministic function of the sample and an integer ``random_state`` (default 0); None
         draws fresh entropy.
     constraints, atoms : optional
@@ -81,12 +87,15 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         an upper bound, ``(rmin, high)``. The bound is the end of the two-sided interval at
         level ``2 confidence_level - 1`` (the threshold ``q`` is the calibration's quantile at
         ``1 - 2 alpha``: :func:`elcvx.quantiles.two_sided_level`), and only that end is
-        solved. Needs ``confidence_level > 0.5``.
+        solved. Needs ``confidence_level > 0.5``. That threshold assumes the signed root is
+        symmetric, which it is not where few rows carry the estimate: ``"signed-bootstrap"``
+        calibrates the end on its own tail.
 
     Returns
     -------
     IntervalResult
-        Unpacks as ``(low, high)``.
+        Unpacks as ``(low, high)``. Its ``notes`` say when few rows carry the estimate's
+        variance (:mod:`elcvx.thin`), and name the finite-sample bounds to use then.
 
     Examples
     --------
@@ -99,6 +108,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     notes, sample = notes_of(sample), check_sample(sample, scans=True)
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
+    notes += thin.notes(sample)  # when few rows carry the estimate: elcvx.thin
     method = iv.option("method", method, iv.METHODS)
     threshold_level = quantiles.two_sided_level(level, alternative)
     model = mc.model(sample, constraints, atoms)
