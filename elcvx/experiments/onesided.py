@@ -103,6 +103,40 @@ def summarise(results: dict) -> list:
     return out
 
 
+#: The bins of :func:`thin_table`: rows carrying the estimate's variance.
+BINS = (0.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, math.inf)
+
+
+def thin_table(results: dict) -> list:
+    """Per bin of :data:`BINS` of the logs' carrying rows, pooled over the cells: ``[bin,
+    logs, violation rate per calibration]`` (where the diagnostic's threshold comes from)."""
+    a = np.array([r for rows in results.values() for r in rows])
+    value, lows, carrying = a[:, 0], a[:, 1:1 + len(CALIBRATIONS)], a[:, -1]
+    out = []
+    for lo, hi in zip(BINS[:-1], BINS[1:]):
+        inside = (carrying >= lo) & (carrying < hi)
+        if inside.any():
+            out.append([f"[{lo:g}, {hi:g})", int(inside.sum())]
+                       + [float(np.mean(lows[inside, j] > value[inside]))
+                          for j in range(len(CALIBRATIONS))])
+    return out
+
+
+def read_logs(path) -> dict:
+    """``(name, n) -> rows`` from a run's ``logs.csv.gz``."""
+    import csv
+    import gzip
+
+    results = {}
+    with gzip.open(path, "rt") as fh:
+        for row in csv.DictReader(fh):
+            key = (row["distribution"], int(row["n"]))
+            results.setdefault(key, []).append(
+                [float(row["value"])] + [float(row[c]) for c in CALIBRATIONS]
+                + [float(row["carrying_rows"])])
+    return results
+
+
 def main(argv=None) -> int:
     """Run the study and write ``onesided.csv`` (per cell), ``logs.csv.gz`` (per log) and
     ``summary.md`` into ``--out``."""
@@ -114,6 +148,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--out", type=Path, default=Path("onesided-out"))
+    p.add_argument("--summarise", action="store_true",
+                   help="no run: summarise the logs.csv.gz already in --out")
     args = p.parse_args(argv)
     tasks = [(d, n, args.logs, args.seed) for d in args.distributions for n in args.sizes]
     results = {}
@@ -124,7 +160,10 @@ def main(argv=None) -> int:
         results[(name, n)] = rows
         print(f"{name} N={n}: done ({format_seconds(time.time() - start)})", file=sys.stderr)
 
-    run_tasks(one_cell, tasks, args.jobs, collect)
+    if args.summarise:
+        results = read_logs(args.out / "logs.csv.gz")
+    else:
+        run_tasks(one_cell, tasks, args.jobs, collect)
     args.out.mkdir(parents=True, exist_ok=True)
     header = ["distribution", "n", "logs"]
     for c in CALIBRATIONS:
@@ -133,11 +172,17 @@ def main(argv=None) -> int:
     table = summarise(results)
     write_csv(args.out / "onesided.csv", header, [dict(zip(header, r)) for r in table])
     per_log = ["distribution", "n", "value", *CALIBRATIONS, "carrying_rows"]
-    write_csv(args.out / "logs.csv.gz", per_log, [dict(zip(per_log, [name, n, *r]))
-                                                  for (name, n), rows in results.items()
-                                                  for r in rows])
+    if not args.summarise:
+        write_csv(args.out / "logs.csv.gz", per_log, [dict(zip(per_log, [name, n, *r]))
+                                                      for (name, n), rows in results.items()
+                                                      for r in rows])
+    bins = thin_table(results)
+    write_csv(args.out / "thin.csv", ["carrying_rows", "logs", *CALIBRATIONS],
+              [dict(zip(["carrying_rows", "logs", *CALIBRATIONS], r)) for r in bins])
+    took = ("summarised from its logs.csv.gz" if args.summarise else
+            f"{format_seconds(time.time() - start)} on {machine_description()}")
     md = [f"Written by `python -m elcvx.experiments.onesided --logs {args.logs} --seed {args.seed} "
-          f"--jobs {args.jobs}`; {format_seconds(time.time() - start)} on {machine_description()}.",
+          f"--jobs {args.jobs} --out {args.out}`; {took}.",
           "", f"Violation rate of the one-sided {1 - DELTA:.0%} lower bound (LB > V; SE "
           f"{math.sqrt(DELTA * (1 - DELTA) / args.logs):.4f} at {args.logs} logs), mean radius "
           "(V - LB)/V, median rows carrying the variance:", ""]
@@ -146,6 +191,10 @@ def main(argv=None) -> int:
                    [[r[0], f"{r[1]:,}"] + [f"{r[3 + 3 * j]:.1%}" for j in range(len(CALIBRATIONS))]
                     + [f"{r[5 + 3 * j]:.3f}" for j in range(len(CALIBRATIONS))] + [f"{r[-1]:.0f}"]
                     for r in table])
+    md += ["", "Violation rate by the log's rows carrying the estimate's variance "
+           "(`elcvx.thin.carrying_rows`), pooled over the cells:", ""]
+    md += md_table(["carrying rows", "logs"] + [f"{c} viol." for c in CALIBRATIONS],
+                   [[r[0], r[1]] + [f"{x:.1%}" for x in r[2:]] for r in bins])
     (args.out / "summary.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0

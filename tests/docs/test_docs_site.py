@@ -57,7 +57,7 @@ API_PAGES = {
     "api/certify.md": ["elcvx.certify"],
     "api/internals.md": ["elcvx.model", "elcvx.engines", "elcvx.fast", "elcvx.cvx",
                          "elcvx.dispatch", "elcvx.solutions", "elcvx.feasibility",
-                         "elcvx.calibration", "elcvx.checks"],
+                         "elcvx.calibration", "elcvx.checks", "elcvx.thin"],
 }
 # Words of rendered text per API page; the single page this replaced had about 15,000.
 MAX_API_WORDS = 6000

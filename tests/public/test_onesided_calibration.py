@@ -97,30 +97,29 @@ def test_refused_where_it_has_no_meaning():
             elcvx.interval(s, calibration="signed-bootstrap", constraints=c)
 
 
-def _rows_reference(w, r):
-    """The carrying rows from the definition, in exact fractions' spirit: plain float sums."""
-    v = sum(a * b for a, b in zip(w, r)) / sum(w)
-    psi2 = [(a * (b - v)) ** 2 for a, b in zip(w, r)]
-    return sum(psi2) ** 2 / sum(x * x for x in psi2)
+def _rows_reference(w):
+    """The carrying rows from the definition, plain float sums: (sum w^2)^2 / sum w^4."""
+    return sum(a ** 2 for a in w) ** 2 / sum(a ** 4 for a in w)
 
 
 def test_carrying_rows_against_its_definition():
     rng = np.random.default_rng(1)
     w, r = rng.exponential(1.0, 300), rng.random(300)
-    s = elcvx.Sample(w, r)
-    assert thin.carrying_rows(s) == pytest.approx(_rows_reference(w, r), rel=1e-12)
+    assert thin.carrying_rows(elcvx.Sample(w, r)) == pytest.approx(_rows_reference(w), rel=1e-12)
     # Counts are repeated rows.
     c = rng.integers(1, 4, 300)
-    sc = elcvx.Sample(w, r, counts=c)
-    assert thin.carrying_rows(sc) == pytest.approx(
-        _rows_reference(np.repeat(w, c), np.repeat(r, c)), rel=1e-12)
-    # 4 rows of equal |psi| (weight 20, rewards 1, 1, 0, 0: psi = +-10) among zeros: 4 rows.
-    assert thin.carrying_rows(elcvx.Sample([0.0] * 96 + [20.0] * 4, [0.0] * 96 + [1, 1, 0, 0],
-                                           wmax=20)) == pytest.approx(4.0, rel=1e-12)
+    assert thin.carrying_rows(elcvx.Sample(w, r, counts=c)) == pytest.approx(
+        _rows_reference(np.repeat(w, c)), rel=1e-12)
+    # 4 rows of weight 20 among zeros: 4 rows, whatever the rewards; and no overflow at 1e80.
+    for top in (20.0, 1e80):
+        s = elcvx.Sample([0.0] * 96 + [top] * 4, [0.0] * 96 + [1, 1, 0, 0], wmax=top)
+        assert thin.carrying_rows(s) == pytest.approx(4.0, rel=1e-12)
+    assert thin.carrying_rows(elcvx.Sample([0.0, 0.0], [1.0, 0.0], wmax=5)) == 0.0
 
 
 def _thin_log():
-    """Half of sum w r on 4 rows (weight 50): 4 * 50 = 200 against 200 from 400 rows of 1."""
+    """Half of sum w r on 4 rows (weight 50): 4 * 50 = 200 against 200 from 400 rows of 1;
+    (sum w^2)^2 / sum w^4 = 10400^2 / 25000400 = 4.3 rows."""
     w = np.concatenate([np.full(4, 50.0), np.full(400, 1.0), np.full(196, 0.0)])
     r = np.concatenate([np.ones(4), np.tile([0.0, 1.0], 200), np.zeros(196)])
     return elcvx.Sample(w, r, wmax=50.0)
@@ -129,10 +128,10 @@ def _thin_log():
 def test_the_note_on_a_thin_log_and_not_on_a_benign_one():
     res = elcvx.interval(_thin_log(), alternative="greater")
     (note,) = thin.of(res.notes)
-    assert "el-betting" in note and "rows carry" in note
+    assert "about 4 rows carry the large weights" in note and "el-betting" in note
     rng = np.random.default_rng(0)
     benign = elcvx.Sample(rng.uniform(0.5, 1.5, 2000), rng.random(2000), wmax=2.0)
-    assert thin.carrying_rows(benign) > 500
+    assert thin.carrying_rows(benign) > 1000
     assert thin.of(elcvx.interval(benign).notes) == []
 
 
