@@ -123,7 +123,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     work = mle.work
     for side in quantiles.solved_sides(alternative):
         # The upper bound is 1 - the lower bound of 1 - u.
-        side_q = quantile if sided is None else sided[side]
+        side_q = sided[side] if calibration == "signed-bootstrap" else quantile
         sol, side_path = dispatch.lower_bound(sample, mle, side_q, side, method, model=model)
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)

@@ -3,9 +3,9 @@
 Why: a one-sided bound from the two-sided statistic ``2 (L_mle - L(v))`` at level ``1 - 2 alpha``
 assumes that its signed root ``r(v) = sign(v_hat - v) sqrt(2 (L_mle - L(v)))`` is symmetric about
 0. It is not where few rows carry the estimate: on a 10-action log of the tightness protocol's
-kind at N = 1,000 (a weight of 28 on about 13 rows, about 2.7 of them with reward 0), the root at
+kind at N = 1,000 (a weight of 28 on about 14 rows, about 2.7 of them with reward 0), the root at
 the true value exceeds the normal quantile 1.645 in 7.8% of logs and falls below -1.645 in
-5.4%, and what drives it up is the count of large-weight rows with reward 0, a Poisson count of
+4.8%, and what drives it up is the count of large-weight rows with reward 0, a Poisson count of
 mean 2.7 that the sample often shows as 0 or 1 (docs/intervals.md, "One-sided bounds"). Neither
 the chi-square, F nor bootstrap threshold sees the side.
 

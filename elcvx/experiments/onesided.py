@@ -103,6 +103,24 @@ def summarise(results: dict) -> list:
     return out
 
 
+def signed_roots(name: str, n: int, logs: int, seed: int) -> np.ndarray:
+    """The signed root ``sign(v_hat - V) sqrt(2 (L_mle - L(V)))`` at the true value ``V`` on
+    ``logs`` logs (the stream of log ``i`` is ``SeedSequence(seed, spawn_key=(n, i))``): what a
+    one-sided bound at level ``1 - alpha`` needs above the normal quantile in only ``alpha`` of
+    them."""
+    from ..estimate import estimate
+    from ..interval import profile
+
+    out = np.empty(logs)
+    for i in range(logs):
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(n, i)))
+        w, r, value, wmin, wmax = draw(name, n, rng)
+        sample = Sample(w, r, wmin=wmin, wmax=wmax)
+        statistic = float(profile(sample, [value]).statistic[0])
+        out[i] = math.copysign(math.sqrt(statistic), estimate(sample).value - value)
+    return out
+
+
 #: The bins of :func:`thin_table`: rows carrying the estimate's variance.
 BINS = (0.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, math.inf)
 
@@ -150,7 +168,19 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=Path("onesided-out"))
     p.add_argument("--summarise", action="store_true",
                    help="no run: summarise the logs.csv.gz already in --out")
+    p.add_argument("--roots", action="store_true",
+                   help="no run: the signed root's law at the true value on each distribution "
+                        "and size (--logs logs each), printed")
     args = p.parse_args(argv)
+    if args.roots:
+        z = 1.6448536269514722  # the normal quantile at 0.95
+        for name in args.distributions:
+            for n in args.sizes:
+                r = signed_roots(name, n, args.logs, args.seed)
+                print(f"{name} N={n} logs={args.logs}: mean {r.mean():.3f}, sd {r.std():.3f}, "
+                      f"P(r > {z:.3f}) = {np.mean(r > z):.4f}, P(r < -{z:.3f}) = "
+                      f"{np.mean(r < -z):.4f}")
+        return 0
     tasks = [(d, n, args.logs, args.seed) for d in args.distributions for n in args.sizes]
     results = {}
     start = time.time()
@@ -179,9 +209,13 @@ def main(argv=None) -> int:
     bins = thin_table(results)
     write_csv(args.out / "thin.csv", ["carrying_rows", "logs", *CALIBRATIONS],
               [dict(zip(["carrying_rows", "logs", *CALIBRATIONS], r)) for r in bins])
-    took = ("summarised from its logs.csv.gz" if args.summarise else
-            f"{format_seconds(time.time() - start)} on {machine_description()}")
-    md = [f"Written by `python -m elcvx.experiments.onesided --logs {args.logs} --seed {args.seed} "
+    stamp = args.out / "run.txt"  # the run's time and machine, kept for --summarise
+    if not args.summarise:
+        stamp.write_text(f"{format_seconds(time.time() - start)} on {machine_description()}\n")
+    took = stamp.read_text().strip() if stamp.exists() else "time not recorded"
+    md = ["# One-sided EL bounds: the study", "",
+          "What it measures and why: docs/intervals.md, \"One-sided bounds\".", "",
+          f"Written by `python -m elcvx.experiments.onesided --logs {args.logs} --seed {args.seed} "
           f"--jobs {args.jobs} --out {args.out}`; {took}.",
           "", f"Violation rate of the one-sided {1 - DELTA:.0%} lower bound (LB > V; SE "
           f"{math.sqrt(DELTA * (1 - DELTA) / args.logs):.4f} at {args.logs} logs), mean radius "
