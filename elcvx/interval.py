@@ -238,9 +238,10 @@ def profile(sample: Sample | Log | LogScan, v: ArrayLike, *, calibration: str = 
     v_user = iv.points("v", v)
     model = mc.model(sample, constraints, atoms)
     if calibration == "signed-bootstrap":
-        raise InvalidInputError("calibration='signed-bootstrap' calibrates the bounds of interval() "
-                                "side by side; profile's p-value is the two-sided statistic's: use "
-                                "'chi2', 'f' or 'bootstrap'", field="calibration", value=calibration)
+        raise InvalidInputError("calibration='signed-bootstrap' calibrates the bounds of "
+                                "interval() side by side; profile's p-value is the two-sided "
+                                "statistic's: use 'chi2', 'f' or 'bootstrap'", field="calibration",
+                                value=calibration)
     if calibration == "bootstrap":
         _, t, mle, _ = _threshold(sample, calibration, level, method, model, resamples, random_state)
     else:

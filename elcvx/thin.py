@@ -37,9 +37,10 @@ def carrying_rows(sample) -> float:
     top = float(sample.w_observed[1])
     if not top > 0:
         return 0.0
-    # Scaled by the largest weight (w^4 of a weight of 1e80 overflows); in blocks of _BLOCK rows: the temporaries stay in cache (a whole-array temporary costs
-    # more in fresh pages than the arithmetic), and sums of products, not np.dot (BLAS's threads
-    # cost more than the pass on a busy machine).
+    # Scaled by the largest weight (w^4 of a weight of 1e80 overflows); in blocks of _BLOCK rows:
+    # the temporaries stay in cache (a whole-array temporary costs more in fresh pages than the
+    # arithmetic), and sums of products, not np.dot (BLAS's threads cost more than the pass on a
+    # busy machine).
     second = fourth = 0.0
     for start in range(0, w.size, _BLOCK):
         w2 = np.square(w[start:start + _BLOCK] / top)
@@ -58,7 +59,8 @@ def note(rows: float) -> str:
     """The note of a result whose estimate ``rows`` rows carry."""
     return (f"{PREFIX} about {rows:.0f} rows carry the large weights (fewer than "
             f"{THIN_ROWS:.0f}), so the EL bounds' asymptotic level may not hold; a finite-sample "
-            "bound holds at any N: elcvx.lower_bound(sample, method='el-betting') (or 'ls')")
+            "bound holds at any N: elcvx.baselines.lower_bound(sample, method='el-betting') "
+            "(or 'ls')")
 
 
 def notes(sample) -> tuple:

@@ -55,7 +55,8 @@ def least_favourable_world(sample, sol, u):
 
 def batch_signed_roots(w, u, counts, wmin, wmax, v0):
     """The signed roots ``sign(v_hat_b - v0) sqrt(T_b)`` of the resamples ``counts`` (shape
-    ``(m, rows)``) and the fallback count of :func:`elcvx.calibration.bootstrap.batch_statistics`."""
+    ``(m, rows)``) and the fallback count of
+    :func:`elcvx.calibration.bootstrap.batch_statistics`."""
     t, fallbacks = bootstrap.batch_statistics(w, u, counts, wmin, wmax, v0)
     d = w - 1.0
     m = counts.shape[0]
