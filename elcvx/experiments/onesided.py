@@ -121,7 +121,7 @@ def signed_roots(name: str, n: int, logs: int, seed: int) -> np.ndarray:
     return out
 
 
-#: The bins of :func:`thin_table`: rows carrying the estimate's variance.
+#: The bins of :func:`thin_table`: rows carrying the large weights.
 BINS = (0.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, math.inf)
 
 
@@ -219,13 +219,13 @@ def main(argv=None) -> int:
           f"--jobs {args.jobs} --out {args.out}`; {took}.",
           "", f"Violation rate of the one-sided {1 - DELTA:.0%} lower bound (LB > V; SE "
           f"{math.sqrt(DELTA * (1 - DELTA) / args.logs):.4f} at {args.logs} logs), mean radius "
-          "(V - LB)/V, median rows carrying the variance:", ""]
+          "(V - LB)/V, median rows carrying the large weights:", ""]
     md += md_table(["distribution", "N"] + [f"{c} viol." for c in CALIBRATIONS]
                    + [f"{c} radius" for c in CALIBRATIONS] + ["carrying rows"],
                    [[r[0], f"{r[1]:,}"] + [f"{r[3 + 3 * j]:.1%}" for j in range(len(CALIBRATIONS))]
                     + [f"{r[5 + 3 * j]:.3f}" for j in range(len(CALIBRATIONS))] + [f"{r[-1]:.0f}"]
                     for r in table])
-    md += ["", "Violation rate by the log's rows carrying the estimate's variance "
+    md += ["", "Violation rate by the log's rows carrying the large weights "
            "(`elcvx.thin.carrying_rows`), pooled over the cells:", ""]
     md += md_table(["carrying rows", "logs"] + [f"{c} viol." for c in CALIBRATIONS],
                    [[r[0], r[1]] + [f"{x:.1%}" for x in r[2:]] for r in bins])
