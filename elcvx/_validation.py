@@ -16,9 +16,11 @@ from .errors import InvalidInputError
 
 METHODS = ("auto", "fast", "cvxpy")
 CALIBRATIONS = ("chi2", "f")
-#: The EL interval's and profile's calibrations: the two laws plus the bootstrap (elcvx.calibration.bootstrap),
-#: which needs the sample, so the closed-form interfaces (CR(-2), differences) keep CALIBRATIONS.
-EL_CALIBRATIONS = CALIBRATIONS + ("bootstrap",)
+#: The EL interval's calibrations: the two laws plus the bootstrap (elcvx.calibration.bootstrap) and the
+#: one-sided bootstrap of the signed root (elcvx.calibration.signed; the interval's only, not the
+#: profile's), which need the sample, so the closed-form interfaces (CR(-2), differences) keep
+#: CALIBRATIONS.
+EL_CALIBRATIONS = CALIBRATIONS + ("bootstrap", "signed-bootstrap")
 
 
 def plural(k, noun: str) -> str:

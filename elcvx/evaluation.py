@@ -32,7 +32,7 @@ __all__ = ["ESTIMATES", "INTERVALS", "METHODS", "Evaluation", "evaluate", "evalu
 #: ``cr``: Cressie-Read lambda = -2 with its extra atom's reward at the midpoint.
 ESTIMATES = ("el", "ips", "snips", "emp", "cr", "clipped-dr", "constant")
 #: The intervals by name: EL and CR(-2) under a calibration, Clopper-Pearson, Gaussian.
-INTERVALS = ("el-chi2", "el-f", "el-bootstrap", "cr-chi2", "cr-f", "binomial", "gaussian")
+INTERVALS = ("el-chi2", "el-f", "el-bootstrap", "el-signed-bootstrap", "cr-chi2", "cr-f", "binomial", "gaussian")
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,7 +114,8 @@ def evaluate_all(sample: Sample, estimates: Sequence[str] = ESTIMATES,
     level = iv.confidence_level(confidence_level)
     model = dict(method=method, constraints=constraints, atoms=atoms)
     def el_interval(calibration: str) -> Any:
-        extra = dict(resamples=resamples, random_state=random_state) if calibration == "bootstrap" else {}
+        extra = (dict(resamples=resamples, random_state=random_state)
+                 if calibration in ("bootstrap", "signed-bootstrap") else {})
         return interval(sample, confidence_level=level, calibration=calibration, **model, **extra)
 
     compute: dict[str, Callable[[], Any]] = {
@@ -128,6 +129,7 @@ def evaluate_all(sample: Sample, estimates: Sequence[str] = ESTIMATES,
         "el-chi2": lambda: el_interval("chi2"),
         "el-f": lambda: el_interval("f"),
         "el-bootstrap": lambda: el_interval("bootstrap"),
+        "el-signed-bootstrap": lambda: el_interval("signed-bootstrap"),
         "cr-chi2": lambda: cressie_read.interval(sample, confidence_level=level, calibration="chi2"),
         "cr-f": lambda: cressie_read.interval(sample, confidence_level=level, calibration="f"),
         "binomial": lambda: baselines.clopper_pearson_interval(sample, confidence_level=level),
@@ -198,8 +200,8 @@ def evaluate(data: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         A sample, or a log read by :mod:`elcvx.io` (its notes are kept), in memory or scanned in
         chunks (every method's sums merge across chunks).
     confidence_level : float
-    calibration : {"chi2", "f", "bootstrap"}
-        EL's (see :func:`elcvx.interval`); CR(-2) takes chi2 where EL takes the bootstrap.
+    calibration : {"chi2", "f", "bootstrap", "signed-bootstrap"}
+        EL's (see :func:`elcvx.interval`); CR(-2) takes chi2 where EL takes a bootstrap.
     method : {"auto", "fast", "cvxpy"}
         EL's solver path.
     rho

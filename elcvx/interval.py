@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import dispatch
-from .calibration import bootstrap, quantiles
+from .calibration import bootstrap, quantiles, signed
 from . import _validation as iv
 from . import constraints as mc
+from . import thin
 from .extra_atom import extra_atom
 from .errors import InvalidInputError
 from .results import BoundResult, IntervalResult, ProfileResult
@@ -53,7 +54,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     sample : Sample
     confidence_level : float
         In (0, 1).
-    calibration : {"chi2", "f", "bootstrap"}
+    calibration : {"chi2", "f", "bootstrap", "signed-bootstrap"}
         The threshold ``q``. ``"chi2"`` (default): the chi-square(1) quantile of the paper's
         text, the asymptotic law of the likelihood-ratio statistic (Wilks; Mykland's dual
         likelihood for martingale data). ``"f"``: the F(1, N-1) quantile of the authors'
@@ -64,12 +65,17 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         (:mod:`elcvx.calibration.bootstrap`; i.i.d. rows only, and without ``constraints``). For when a
         rare, large weight makes the statistic heavier-tailed than chi-square(1) at large N;
         the statistics are computed by the fast path's solvers whatever ``method`` is, and
-        ``method`` solves the endpoints. The default and the choice between them:
-        docs/intervals.md, "Calibration".
+        ``method`` solves the endpoints. ``"signed-bootstrap"``: made for one-sided bounds; each
+        end has its own threshold, the larger of the normal quantile's square and the bootstrap
+        critical value of the signed root ``sign(v_hat - v) sqrt(2 (L_mle - L(v)))`` on that
+        end's tail, from ``resamples`` resamples of the distribution at the chi-square bound
+        (:mod:`elcvx.calibration.signed`; i.i.d. rows, no ``constraints``; two-sided, each end
+        at ``alpha / 2``). The default and the choice between them: docs/intervals.md,
+        "Calibration" and "One-sided bounds".
     resamples : int
-        Bootstrap resamples (``calibration="bootstrap"`` only), at least 19; default 999.
+        Bootstrap resamples (the bootstrap calibrations only), at least 19; default 999.
     random_state : None, int or numpy.random.Generator
-        The bootstrap's random stream (``calibration="bootstrap"`` only). The interval is a
+        The bootstrap's random stream (the bootstrap calibrations only). The interval is a
         deterministic function of the sample and an integer ``random_state`` (default 0); None
         draws fresh entropy.
     constraints, atoms : optional
@@ -82,12 +88,15 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         an upper bound, ``(rmin, high)``. The bound is the end of the two-sided interval at
         level ``2 confidence_level - 1`` (the threshold ``q`` is the calibration's quantile at
         ``1 - 2 alpha``: :func:`elcvx.quantiles.two_sided_level`), and only that end is
-        solved. Needs ``confidence_level > 0.5``.
+        solved. Needs ``confidence_level > 0.5``. That threshold assumes the signed root is
+        symmetric, which it is not where few rows carry the estimate: ``"signed-bootstrap"``
+        calibrates the end on its own tail.
 
     Returns
     -------
     IntervalResult
-        Unpacks as ``(low, high)``.
+        Unpacks as ``(low, high)``. Its ``notes`` say when few rows carry the estimate's
+        variance (:mod:`elcvx.thin`), and name the finite-sample bounds to use then.
 
     Examples
     --------
@@ -100,11 +109,12 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     notes, sample = notes_of(sample), check_sample(sample, scans=True)
     level = iv.confidence_level(confidence_level)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
+    notes += thin.notes(sample)  # when few rows carry the estimate: elcvx.thin
     method = iv.option("method", method, iv.METHODS)
     threshold_level = quantiles.two_sided_level(level, alternative)
     model = mc.model(sample, constraints, atoms)
-    quantile, _, mle, path = _threshold(sample, calibration, threshold_level, method, model,
-                                        resamples, random_state)
+    quantile, sided, mle, path = _threshold(sample, calibration, threshold_level, method, model,
+                                            resamples, random_state, alternative)
     if not np.isfinite(quantile):
         return IntervalResult(sample.rmin, sample.rmax, level, calibration, quantile, None, None,
                               sample.n, method,
@@ -116,7 +126,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     work = mle.work
     for side in quantiles.solved_sides(alternative):
         # The upper bound is 1 - the lower bound of 1 - u.
-        sol, side_path = dispatch.lower_bound(sample, mle, quantile, side, method, model=model)
+        side_q = sided[side] if calibration == "signed-bootstrap" else quantile
+        sol, side_path = dispatch.lower_bound(sample, mle, side_q, side, method, model=model)
         path = path if side_path == path else "mixed"
         statuses.append(sol.status)
         work = (work[0] + sol.work[0], work[1] + sol.work[1])
@@ -135,23 +146,29 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
 
 
 def _threshold(sample: Sample, calibration: str, level: float, method: str, model: Any,
-               resamples: Any, random_state: Any) -> tuple[float, Any, Any, str]:
-    """``(quantile, sorted bootstrap statistics or None, mle, path)``: the calibration's threshold,
-    after the MLE (which the bootstrap resamples from)."""
-    if calibration != "bootstrap":
+               resamples: Any, random_state: Any,
+               alternative: str = "two-sided") -> tuple[float, Any, Any, str]:
+    """``(quantile, sorted bootstrap statistics or each side's threshold or None, mle, path)``:
+    the calibration's threshold, after the MLE (which the bootstrap resamples from); with
+    ``"signed-bootstrap"``, ``quantile`` is the largest of the sides' thresholds."""
+    if calibration not in ("bootstrap", "signed-bootstrap"):
         quantile = quantiles.quantile(calibration, level, sample.n)
         mle, path = dispatch.mle(sample, method, model) if np.isfinite(quantile) else (None, method)
         return quantile, None, mle, path
     if model is not None:
-        raise InvalidInputError("calibration='bootstrap' is not available with constraints or atoms; "
-                                "use 'chi2' or 'f'")
+        raise InvalidInputError(f"calibration={calibration!r} is not available with constraints or "
+                                "atoms; use 'chi2' or 'f'", field="calibration", value=calibration)
     if not sample.in_memory:
-        raise InvalidInputError("calibration='bootstrap' needs the log's rows in memory (read_log); "
-                                "for a scanned log use 'chi2' or 'f'", field="calibration",
-                                value=calibration)
+        raise InvalidInputError(f"calibration={calibration!r} needs the log's rows in memory "
+                                "(read_log); for a scanned log use 'chi2' or 'f'",
+                                field="calibration", value=calibration)
     resamples = bootstrap.resamples(resamples)
     generator = bootstrap.rng(random_state)
     mle, path = dispatch.mle(sample, method, model)
+    if calibration == "signed-bootstrap":
+        sided = {side: signed.side_threshold(sample, side, level, resamples, generator)
+                 for side in quantiles.solved_sides(alternative)}
+        return max(sided.values()), sided, mle, path
     quantile, t = bootstrap.calibrate(sample, level, resamples, generator)
     return quantile, t, mle, path
 
@@ -225,6 +242,11 @@ def profile(sample: Sample | Log | LogScan, v: ArrayLike, *, calibration: str = 
     level = iv.confidence_level(confidence_level)
     v_user = iv.points("v", v)
     model = mc.model(sample, constraints, atoms)
+    if calibration == "signed-bootstrap":
+        raise InvalidInputError("calibration='signed-bootstrap' calibrates the bounds of "
+                                "interval() side by side; profile's p-value is the two-sided "
+                                "statistic's: use 'chi2', 'f' or 'bootstrap'", field="calibration",
+                                value=calibration)
     if calibration == "bootstrap":
         _, t, mle, _ = _threshold(sample, calibration, level, method, model, resamples, random_state)
     else:

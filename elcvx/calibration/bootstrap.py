@@ -82,6 +82,18 @@ def statistics(sample, resamples_: int, generator: np.random.Generator, progress
     sample = sample.compress()
     mle_sol, _ = dispatch.mle(sample, "auto")
     w, u, p, v0 = world(sample, mle_sol)
+    out, fallbacks = resampled(w, u, p, v0, sample, resamples_, generator, batch_statistics,
+                               progress)
+    return out, v0, fallbacks
+
+
+def resampled(w, u, p, v0, sample, resamples_: int, generator: np.random.Generator,
+              statistic, progress=None):
+    """``(sorted statistics, fallbacks)`` of ``B`` i.i.d. resamples of size ``sample.n`` from the
+    world ``(w, u, p)`` at the value ``v0``: ``statistic(w, u, counts, wmin, wmax, v0)`` returns
+    the statistics of a batch of resampled counts and its fallback count (as
+    :func:`batch_statistics`). Rows the world repeats are merged first; the counts are drawn in
+    batches of a few million elements, with a progress bar on a terminal."""
     # Merge rows that coincide after adding the atom (it may repeat a row).
     key = np.unique(np.stack([w, u]), axis=1, return_inverse=True)
     (w, u), inverse = key[0], key[1].reshape(-1)
@@ -97,12 +109,12 @@ def statistics(sample, resamples_: int, generator: np.random.Generator, progress
     for start in range(0, resamples_, step):
         m = min(step, resamples_ - start)
         counts = generator.multinomial(draws, p, size=m).astype(float) * scale
-        out[start:start + m], f = batch_statistics(w, u, counts, sample.wmin, sample.wmax, v0)
+        out[start:start + m], f = statistic(w, u, counts, sample.wmin, sample.wmax, v0)
         fallbacks += f
         bar.update(start + m, force=start + m == resamples_)
     bar.close()
     out.sort()
-    return out, v0, fallbacks
+    return out, fallbacks
 
 
 def _progress_bar(resamples_: int, progress):

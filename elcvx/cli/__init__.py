@@ -139,7 +139,8 @@ def _add_stat_options(p):
                    help="threshold of the EL and CR(-2) intervals: chi-square(1) quantile "
                         "(default, the paper's text), F(1, N-1) (the authors' code), or bootstrap "
                         "(EL: the larger of chi2 and 999 resamples' critical value, seed 0; "
-                        "CR(-2) then uses chi2)")
+                        "CR(-2) then uses chi2), or signed-bootstrap (EL, each end by its side's "
+                        "tail: for one-sided bounds, --alternative; CR(-2) uses chi2)")
     s.add_argument("--method", choices=iv.METHODS, default="auto",
                    help="EL solver path: fast numpy, cvxpy/Clarabel, or fast with a cvxpy "
                         "fallback (default auto)")

@@ -45,7 +45,9 @@ def one_sided_report(sample, args, logging_probs=None, ix_chunks=None) -> dict:
                   method=args.method, alternative=alternative)
     bounds = [dict(method="el", low=_num(el.low), high=_num(el.high),
                    parameter_name="quantile", parameter=_num(el.quantile))]
-    notes = []
+    from .. import thin
+
+    notes = thin.of(el.notes)  # few rows carry the estimate: EL's level may not hold
     bound = lower_bound if alternative == "greater" else upper_bound
 
     def ix():
@@ -87,7 +89,9 @@ def one_sided_report(sample, args, logging_probs=None, ix_chunks=None) -> dict:
     held = [b["method"] for b in bounds[1:]]
     if held:
         given = "; ".join(_CONDITIONS[m] for m in held if m in _CONDITIONS)
-        notes.append(f"EL's bound is asymptotic (its calibration's threshold at 1 - 2 alpha); "
+        how = ("the signed root's bootstrap" if args.calibration == "signed-bootstrap"
+               else "its calibration's threshold at 1 - 2 alpha")
+        notes.append(f"EL's bound is asymptotic ({how}); "
                      f"{', '.join(LABELS[m] for m in held)} hold{'s' * (len(held) == 1)} at this "
                      f"N" + (f" ({given})" if given else ""))
     return dict(alternative=alternative, confidence_level=level, bounds=bounds, notes=notes)

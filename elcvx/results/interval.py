@@ -63,10 +63,11 @@ class IntervalResult(_Pair):
         The bounds on the user's reward scale.
     confidence_level : float
     calibration : str
-        ``"chi2"``, ``"f"`` or ``"bootstrap"``.
+        ``"chi2"``, ``"f"``, ``"bootstrap"`` or ``"signed-bootstrap"``.
     quantile : float
         The likelihood-ratio threshold ``q`` (``inf`` when the calibration has no quantile; with
-        ``"bootstrap"``, the larger of the chi-square quantile and the bootstrap critical value).
+        ``"bootstrap"``, the larger of the chi-square quantile and the bootstrap critical value;
+        with ``"signed-bootstrap"``, the larger of the solved ends' thresholds).
     lower, upper : BoundResult or None
         Each side's program solution (None when the interval is the whole range by calibration).
     n : float
@@ -80,8 +81,9 @@ class IntervalResult(_Pair):
         None) or ``"less"`` (an upper bound: ``low`` is ``rmin``); ``quantile`` is then the
         threshold at ``2 confidence_level - 1``.
     notes : tuple of str
-        The notes of the log or sample, as :attr:`EstimateResult.notes` (shown by the repr
-        when there are any).
+        The notes of the log or sample, as :attr:`EstimateResult.notes`, and
+        :mod:`elcvx.thin`'s when few rows carry the estimate (shown by the repr when there are
+        any).
     """
 
     low: float

@@ -57,7 +57,7 @@ API_PAGES = {
     "api/certify.md": ["elcvx.certify", "elcvx.verdict"],
     "api/internals.md": ["elcvx.model", "elcvx.chunked", "elcvx.cache", "elcvx.engines", "elcvx.passes", "elcvx.fast", "elcvx.cvx",
                          "elcvx.dispatch", "elcvx.solutions", "elcvx.feasibility",
-                         "elcvx.calibration", "elcvx.checks", "elcvx.extra_atom"],
+                         "elcvx.calibration", "elcvx.checks", "elcvx.extra_atom", "elcvx.thin"],
 }
 # Words of rendered text per API page; the single page this replaced had about 15,000.
 MAX_API_WORDS = 6000

@@ -17,6 +17,8 @@ DELTA = 0.05
 METHODS = {
     "el": "EL, one-sided, chi-square(1) at 1 - 2 delta, weights in the known [wmin, wmax]",
     "el-inf": "EL, one-sided, chi-square(1) at 1 - 2 delta, wmax = inf",
+    "el-signed-bootstrap": "EL, one-sided, calibration='signed-bootstrap' (999 resamples), known "
+                           "[wmin, wmax]",
     "el-betting": "EL's dual as a bet with predictable bets, fixed N, known [wmin, wmax]",
     "el-betting-inf": "the same with wmax = inf",
     "ls": "logarithmic smoothing, lam = 1/sqrt(N)",
@@ -40,6 +42,8 @@ def bounds(log, methods=tuple(METHODS)) -> dict:
     compute = {
         "el": lambda: interval(known, confidence_level=level, alternative="greater").low,
         "el-inf": lambda: interval(unbounded, confidence_level=level, alternative="greater").low,
+        "el-signed-bootstrap": lambda: interval(known, confidence_level=level, alternative="greater",
+                                                calibration="signed-bootstrap").low,
         "el-betting": lambda: lower_bound(known, method="el-betting", confidence_level=level).low,
         "el-betting-inf": lambda: lower_bound(unbounded, method="el-betting",
                                               confidence_level=level).low,
