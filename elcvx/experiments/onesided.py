@@ -27,6 +27,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ CALIBRATIONS = ("chi2", "signed-bootstrap")
 SIZES = (300, 1000, 3000)
 #: name -> (K, target temperature, logging temperature, reward noise), the peak moved on half
 #: of the contexts; or ("two-point", wmax).
-DISTRIBUTIONS = {
+DISTRIBUTIONS: dict[str, tuple[Any, ...]] = {
     "softmax-k10": (10, 0.3, 0.3, 0.2),
     "softmax-k4": (4, 0.1, 0.3, 0.1),
     "two-point-10": ("two-point", 10.0),
@@ -145,7 +146,7 @@ def read_logs(path) -> dict:
     import csv
     import gzip
 
-    results = {}
+    results: dict = {}
     with gzip.open(path, "rt") as fh:
         for row in csv.DictReader(fh):
             key = (row["distribution"], int(row["n"]))
