@@ -179,10 +179,20 @@ CHUNK = 50
 CELLS_FILE = "cells.jsonl"
 
 
-def _chunk(task):
+#: The order the sizes are run in: where the asymptotic bounds' promise is in question first, so
+#: that a run stopped early has those cells.
+RUN_ORDER = (300, 1000, 3000, 10000, 100, 20)
+
+
+def _run_order(n):
+    return (RUN_ORDER.index(n), n) if n in RUN_ORDER else (len(RUN_ORDER), n)
+
+
+def _chunk(task, chosen=None):
     name, n, start, stop, seed, resamples, bootstrap_max_n, names = task
-    every = bounds(resamples, bootstrap_max_n)
-    chosen = {k: every[k] for k in names}
+    if chosen is None:
+        every = bounds(resamples, bootstrap_max_n)
+        chosen = {k: every[k] for k in names}
     return (name, n), stop - start, run_cell(by_name(name), n, start, stop, seed, chosen)
 
 
@@ -191,39 +201,57 @@ def _key(law, n, logs, seed, resamples, bootstrap_max_n):
             "bootstrap_max_n": bootstrap_max_n}
 
 
+def _read_cells(path) -> dict:
+    """The cells of ``path`` (``cells.jsonl``) by key, each one's bounds merged over its lines
+    (a bound run later adds to a cell, on the same logs)."""
+    done = {}
+    if path is None or not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        key = json.dumps({k: row[k] for k in _key(0, 0, 0, 0, 0, 0)}, sort_keys=True)
+        cell = done.setdefault(key, dict(row, bounds={}, skipped=[]))
+        cell["bounds"].update(row["bounds"])
+        cell["skipped"] = sorted(set(cell["skipped"]) | set(row.get("skipped", ())))
+    return done
+
+
 def run_study(laws=None, sizes=SIZES, logs: int = 1000, *, seed: int = 36, jobs: int = 1,
               resamples: int = RESAMPLES, bootstrap_max_n: int = BOOTSTRAP_MAX_N, names=None,
-              out=None, progress: bool = True) -> list:
+              out=None, progress: bool = True, report_only: bool = False, chosen=None) -> list:
     """Run every cell of ``laws`` (names; default all) x ``sizes`` with ``logs`` logs each and
     the bounds ``names`` (default all): one dict per cell, ``{"law", "n", ..., "bounds": {name:
-    [violations, logs, sum of radii, failures, CPU seconds]}, "elapsed": seconds into the run}``.
+    [violations, logs, sum of radii, failures, CPU seconds]}}``.
 
-    With ``out``, each finished cell is appended to ``out/cells.jsonl`` at once, and cells
-    already there with the same logs, seed and bootstrap settings are not run again (so an
-    interrupted run resumes; delete the file to start afresh)."""
+    With ``out``, each finished cell is appended to ``out/cells.jsonl`` at once, and the bounds a
+    cell already has there (same logs, seed and bootstrap settings) are not run again: an
+    interrupted run resumes, and a run of some bounds (``names``) adds to the cells of another
+    (delete the file to start afresh). ``report_only``: run nothing, return the cells already
+    there. ``chosen``: other bounds (``name -> Bound``) in place of the suite's, run in this
+    process (a test's)."""
     laws = [d.name for d in DISTRIBUTIONS] if laws is None else [by_name(x).name for x in laws]
+    if chosen is not None:
+        names, jobs = list(chosen), 1
     names = list(bounds(resamples, bootstrap_max_n)) if names is None else list(names)
-    done, path = {}, None
-    if out is not None:
-        path = Path(out) / CELLS_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                row = json.loads(line)
-                if set(names) <= set(row["bounds"]) | set(row.get("skipped", ())):
-                    done[json.dumps({k: row[k] for k in _key(0, 0, 0, 0, 0, 0)}, sort_keys=True)] = row
+    path = None if out is None else Path(out) / CELLS_FILE
+    done = _read_cells(path)
     results, tasks, pending = {}, [], {}
-    for n in sorted(sizes):
+    for n in sorted(sizes, key=_run_order):
         for law in laws:
             key = json.dumps(_key(law, n, logs, seed, resamples, bootstrap_max_n), sort_keys=True)
-            if key in done:
-                results[(law, n)] = done[key]
+            have = done.get(key)
+            if have is not None:
+                results[(law, n)] = have
+            covered = set() if have is None else set(have["bounds"]) | set(have["skipped"])
+            missing = [b for b in names if b not in covered]
+            if report_only or not missing:
                 continue
-            pending[(law, n)] = {"left": logs, "bounds": {}, "start": None}
-            tasks += [(law, n, s, min(s + CHUNK, logs), seed, resamples, bootstrap_max_n, names)
+            pending[(law, n)] = {"left": logs, "bounds": {}, "names": missing}
+            tasks += [(law, n, s, min(s + CHUNK, logs), seed, resamples, bootstrap_max_n, missing)
                       for s in range(0, logs, CHUNK)]
     bar = Progress("validity", sum(t[3] - t[2] for t in tasks), enabled=progress)
-    t_run = time.perf_counter()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
 
     def collect(res):
         cell, count, part = res
@@ -234,14 +262,18 @@ def run_study(laws=None, sizes=SIZES, logs: int = 1000, *, seed: int = 36, jobs:
         bar.update(count, f"{cell[0]} N={cell[1]}", final=state["left"] == 0)
         if state["left"] == 0:
             row = dict(_key(cell[0], cell[1], logs, seed, resamples, bootstrap_max_n),
-                       bounds=state["bounds"], skipped=[b for b in names if b not in state["bounds"]],
-                       elapsed=time.perf_counter() - t_run)
-            results[cell] = row
+                       bounds=state["bounds"],
+                       skipped=[b for b in state["names"] if b not in state["bounds"]])
             if path is not None:
                 with path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(row, sort_keys=True) + "\n")
+            old = results.get(cell)
+            if old is not None:
+                row = dict(row, bounds={**old["bounds"], **row["bounds"]},
+                           skipped=sorted(set(old["skipped"]) | set(row["skipped"])))
+            results[cell] = row
 
-    run_tasks(_chunk, tasks, jobs, collect)
+    run_tasks(_chunk if chosen is None else (lambda task: _chunk(task, chosen)), tasks, jobs, collect)
     return [results[(law, n)] for n in sorted(sizes) for law in laws if (law, n) in results]
 
 
