@@ -23,12 +23,12 @@ DEFAULT_SEED = 36
 def reproduce(out, *, logs: int = DEFAULT_LOGS, quick: bool = False, jobs: int = 2,
               seed: int = DEFAULT_SEED, resamples: int = RESAMPLES,
               bootstrap_max_n: int = BOOTSTRAP_MAX_N, command: str = "", progress: bool = True,
-              report_only: bool = False, names=None):
+              report_only: bool = False, names=None, sizes=None):
     """Run the suite (or its quick version) into ``out``: ``(table rows, written paths, the
     failures' sentences)``. ``report_only``: write the tables of the cells ``out`` already holds
     (an interrupted run's), running none. ``names``: run only these bounds (the others' cells are
-    kept, and reported)."""
-    sizes, laws = SIZES, None
+    kept, and reported); ``sizes``: run only these N (default :data:`SIZES`)."""
+    sizes, laws = tuple(sizes or SIZES), None
     if quick:
         sizes, logs, laws = QUICK["sizes"], QUICK["logs"], QUICK["laws"]
     every = bounds(resamples, bootstrap_max_n)

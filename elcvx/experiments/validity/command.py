@@ -38,6 +38,8 @@ def add_parser(which, run_options):
     val.add_argument("--bounds", type=lambda t: [x.strip() for x in t.split(",") if x.strip()],
                      default=None, help="comma-separated: run only these bounds, adding to the "
                                         "cells --out holds (default all; the table shows all)")
+    val.add_argument("--sizes", type=positive_int, nargs="+", default=None, metavar="N",
+                     help="run only these N (default 20 100 300 1000 3000 10000)")
     val.add_argument("--report-only", action="store_true",
                      help="run nothing: write the tables of the cells --out already holds")
     run_options(val, "elcvx-validity")
@@ -51,12 +53,14 @@ def run(args) -> int:
                                  ("--resamples", args.resamples, RESAMPLES),
                                  ("--bootstrap-max-n", args.bootstrap_max_n, BOOTSTRAP_MAX_N)):
         parts += [flag, str(value)] if value != default else []
+    parts += ["--sizes", *map(str, args.sizes)] if args.sizes else []
+    parts += ["--bounds", ",".join(args.bounds)] if args.bounds else []
     parts += ["--jobs", str(args.jobs)]
     rows, paths, bad = reproduce(args.out, logs=args.logs, quick=args.quick, jobs=args.jobs,
                                  seed=args.seed, resamples=args.resamples,
                                  bootstrap_max_n=args.bootstrap_max_n, command=shlex.join(parts),
                                  progress=not args.quiet, report_only=args.report_only,
-                                 names=args.bounds)
+                                 names=args.bounds, sizes=args.sizes)
     cells = len({(t["law"], t["n"]) for t in rows})
     print(f"validity suite: {cells} cells, {len(rows)} (cell, bound) pairs, "
           f"{sum(1 for t in rows if t['flag'])} above delta + 2 SE")
