@@ -55,7 +55,7 @@ def run(args) -> int:
         parts += [flag, str(value)] if value != default else []
     parts += ["--sizes", *map(str, args.sizes)] if args.sizes else []
     parts += ["--bounds", ",".join(args.bounds)] if args.bounds else []
-    parts += ["--jobs", str(args.jobs)]
+    parts += ["--report-only"] if args.report_only else ["--jobs", str(args.jobs)]
     rows, paths, bad = reproduce(args.out, logs=args.logs, quick=args.quick, jobs=args.jobs,
                                  seed=args.seed, resamples=args.resamples,
                                  bootstrap_max_n=args.bootstrap_max_n, command=shlex.join(parts),
