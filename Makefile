@@ -68,6 +68,13 @@ test-notebook: $(VENV)/.installed-notebook
 test-fuzz-models: $(VENV)/.installed-test
 	$(PY) -m pytest -q -m slow tests/public/test_fuzz_models.py -s
 
+# The standing validity suite: every lower bound against laws with exact values, N = 20 ... 10,000,
+# 1,000 logs per cell (docs/validity.md); exits 1 naming each cell where a bound breaks its
+# promise. Resumes from docs/validity/cells.jsonl (delete it to start afresh).
+.PHONY: test-validity
+test-validity: $(STAMP)
+	$(PY) -m elcvx reproduce validity --out docs/validity --logs 1000 --jobs 2
+
 docs: $(VENV)/.installed-docs
 	$(PY) -m mkdocs build --strict
 

@@ -16,6 +16,7 @@ from ..calibration.bootstrap import DEFAULT_RESAMPLES
 from ..errors import ElcvxError
 from . import (calibration, constraints_study, pessimism, realistic, rho_study, rho_summary,
                selection, sequences_study, synthetic)
+from .validity import command as validity_command
 
 __all__ = ["add_reproduce_parser", "run", "main"]
 
@@ -65,6 +66,7 @@ def add_reproduce_parser(subparsers):
     _add_calibration(which)
     _add_pessimism(which)
     _add_selection(which)
+    validity_command.add_parser(which, _add_run_options)
     rep.set_defaults(func=run)
     return rep
 
@@ -514,6 +516,8 @@ def run(args) -> int:
         return _run_pessimism(args)
     if getattr(args, "experiment", None) == "selection":
         return _run_selection(args)
+    if getattr(args, "experiment", None) == "validity":
+        return validity_command.run(args)
     if getattr(args, "experiment", None) == "realistic":
         return _run_realistic(args)
     if getattr(args, "experiment", None) == "constraints":

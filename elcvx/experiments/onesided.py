@@ -59,8 +59,8 @@ def draw(name: str, n: int, rng: np.random.Generator):
         return w, (rng.random(n) < 0.5).astype(float), 0.5, 0.0, wmax
     k, tau, tau0, eta = spec
     cfg = protocol.Config(eta, tau, tau0)
-    t_peak, t_rest = protocol._probabilities(tau, k)
-    h_peak, h_rest = protocol._probabilities(tau0, k)
+    t_peak, t_rest = protocol.softmax_probabilities(tau, k)
+    h_peak, h_rest = protocol.softmax_probabilities(tau0, k)
     # The label is action 0; the logging peak is action 1 on a faulty context (half of them).
     peak = (rng.random(n) < 0.5).astype(int)
     other = rng.integers(0, k - 1, n)

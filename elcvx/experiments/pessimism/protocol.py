@@ -64,7 +64,7 @@ def true_value(cfg: Config, k: int) -> float:
     return (1.0 - cfg.eta) * p + cfg.eta * (1.0 - p)
 
 
-def _probabilities(tau: float, k: int) -> tuple:
+def softmax_probabilities(tau: float, k: int) -> tuple:
     """A softmax of a one-hot vector at temperature ``tau``: ``(peak, rest)`` probabilities."""
     peak = math.exp(1.0 / tau)
     return peak / (peak + k - 1), 1.0 / (peak + k - 1)
@@ -73,7 +73,7 @@ def _probabilities(tau: float, k: int) -> tuple:
 def weight_range(cfg: Config, k: int) -> tuple:
     """``(wmin, wmax)``: the least and largest of the four ratios ``pi(a|x) / h(a|x)``, computed
     as the rows' weights are (so every weight lies in the range exactly)."""
-    target, logging = _probabilities(cfg.tau, k), _probabilities(cfg.tau0, k)
+    target, logging = softmax_probabilities(cfg.tau, k), softmax_probabilities(cfg.tau0, k)
     ratios = [t / h for t in target for h in logging]
     return min(ratios), max(ratios)
 
@@ -88,16 +88,24 @@ class Log:
     value: float
     wmin: float
     wmax: float
+    #: Whether each row's logged action is its label (``a == y``): any target's probability of it
+    #: is then the target's peak, else its rest (the validity suite's other targets).
+    hit: np.ndarray | None = None
 
 
 def draw_log(labels: np.ndarray, k: int, cfg: Config, rng: np.random.Generator) -> Log:
     """A log of ``n_log(len(labels))`` rows drawn without replacement, actions from ``h``, rewards
     flipped with probability ``eta``."""
-    y = labels[rng.permutation(labels.size)[:n_log(labels.size)]]
+    return log_of_labels(labels[rng.permutation(labels.size)[:n_log(labels.size)]], k, cfg, rng)
+
+
+def log_of_labels(y: np.ndarray, k: int, cfg: Config, rng: np.random.Generator) -> Log:
+    """A log of one row per label in ``y``: the action from ``h``, the reward flipped with
+    probability ``eta``."""
     n = y.size
     alt = np.where(np.isin(y, FAULTY), (y + 1) % k, y)  # the logging policy's peak
-    t_peak, t_rest = _probabilities(cfg.tau, k)
-    h_peak, h_rest = _probabilities(cfg.tau0, k)
+    t_peak, t_rest = softmax_probabilities(cfg.tau, k)
+    h_peak, h_rest = softmax_probabilities(cfg.tau0, k)
     # a = the peak with probability h_peak, else one of the other K - 1 actions uniformly.
     other = rng.integers(0, k - 1, n)
     a = np.where(rng.random(n) < h_peak, alt, other + (other >= alt))
@@ -105,4 +113,4 @@ def draw_log(labels: np.ndarray, k: int, cfg: Config, rng: np.random.Generator) 
     w = np.where(a == y, t_peak, t_rest) / p
     r = ((a == y) ^ (rng.random(n) < cfg.eta)).astype(float)
     wmin, wmax = weight_range(cfg, k)
-    return Log(w=w, r=r, p=p, value=true_value(cfg, k), wmin=wmin, wmax=wmax)
+    return Log(w=w, r=r, p=p, value=true_value(cfg, k), wmin=wmin, wmax=wmax, hit=a == y)
