@@ -151,12 +151,13 @@ DISTRIBUTIONS = (
     Softmax.of(4, 0.1, 0.3, 0.0, 0.0),
     Softmax.of(4, 0.5, 0.2, 0.1, 0.5),
     Softmax.of(10, 0.2, 0.25, 0.1, 0.0),
-    Softmax.of(10, 0.3, 0.3, 0.2, 0.5),  # the 10-action faulty case: chi2 above delta + 2 SE at N = 1,000
+    # The 10-action faulty case: chi2 above delta + 2 SE at N = 1,000.
+    Softmax.of(10, 0.3, 0.3, 0.2, 0.5),
     ScaledBeta.of(10, 4.5),
     CappedPareto.of(1.1, 1000.0, 10.0),
 )
-#: The quick run's laws: a two-point one and the 10-action faulty softmax case (with the difference's and
-#: the selection's bounds).
+#: The quick run's laws: a two-point one and the 10-action faulty softmax case (with the
+#: difference's and the selection's bounds).
 QUICK_DISTRIBUTIONS = ("two-point-10", "softmax-k10-tau0.3-tau00.3-eta0.2-faulty0.5")
 
 
