@@ -67,7 +67,7 @@ def note(rows: float) -> str:
 def notes(sample) -> tuple:
     """``(note,)`` when :func:`carrying_rows` is below :data:`THIN_ROWS` on a sample in memory,
     else ``()``."""
-    if not getattr(sample, "in_memory", True):
+    if not sample.in_memory:  # (a scanned log: its rows are not here to count)
         return ()
     rows = carrying_rows(sample)
     return (note(rows),) if rows < THIN_ROWS else ()
