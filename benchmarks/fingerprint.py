@@ -49,7 +49,7 @@ def answers(seed: int) -> list:
     for calibration in ("chi2", "f"):
         i = elcvx.interval(sample, calibration=calibration, method=method)
         out += [i.low, i.high, i.status]
-    g = elcvx.interval(sample, alternative="greater", method=method)
+    g = elcvx.interval(sample, alternative="greater", calibration="chi2", method=method)
     out += [g.low, g.status]
     v = np.quantile(sample.r, [0.2, 0.5, 0.8])
     p = elcvx.profile(sample, v, method=method)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # (annotations only)
 
 
 def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
-             calibration: str = "chi2",
+             calibration: str | None = None,
              constraints: MomentConstraint | Sequence[MomentConstraint] | None = None,
              atoms: ArrayLike | None = None, method: str = "auto",
              resamples: int = bootstrap.DEFAULT_RESAMPLES,
@@ -54,8 +54,13 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     sample : Sample
     confidence_level : float
         In (0, 1).
-    calibration : {"chi2", "f", "bootstrap", "signed-bootstrap"}
-        The threshold ``q``. ``"chi2"`` (default): the chi-square(1) quantile of the paper's
+    calibration : {None, "chi2", "f", "bootstrap", "signed-bootstrap"}
+        The threshold ``q``. None (default): ``"signed-bootstrap"`` for a one-sided bound
+        (``alternative`` not ``"two-sided"``) on rows in memory without ``constraints`` or
+        ``atoms``, because chi2's one-sided bound misses more often than its level says where
+        few rows carry the estimate (docs/intervals.md, "One-sided bounds", with its cost in
+        time); ``"chi2"`` otherwise (a two-sided interval, a scanned log, a model). The result's
+        ``calibration`` is the name used. ``"chi2"``: the chi-square(1) quantile of the paper's
         text, the asymptotic law of the likelihood-ratio statistic (Wilks; Mykland's dual
         likelihood for martingale data). ``"f"``: the F(1, N-1) quantile of the authors'
         replication code, a small-sample correction that is larger at small N and equal in
@@ -70,8 +75,8 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         critical value of the signed root ``sign(v_hat - v) sqrt(2 (L_mle - L(v)))`` on that
         end's tail, from ``resamples`` resamples of the distribution at the chi-square bound
         (:mod:`elcvx.calibration.signed`; i.i.d. rows, no ``constraints``; two-sided, each end
-        at ``alpha / 2``). The default and the choice between them: docs/intervals.md,
-        "Calibration" and "One-sided bounds".
+        at ``alpha / 2``). The choice between them: docs/intervals.md, "Calibration" and
+        "One-sided bounds".
     resamples : int
         Bootstrap resamples (the bootstrap calibrations only), at least 19; default 999.
     random_state : None, int or numpy.random.Generator
@@ -90,7 +95,7 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
         ``1 - 2 alpha``: :func:`elcvx.quantiles.two_sided_level`), and only that end is
         solved. Needs ``confidence_level > 0.5``. That threshold assumes the signed root is
         symmetric, which it is not where few rows carry the estimate: ``"signed-bootstrap"``
-        calibrates the end on its own tail.
+        (the default for a one-sided bound where it applies) calibrates the end on its own tail.
 
     Returns
     -------
@@ -108,11 +113,13 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     """
     notes, sample = notes_of(sample), check_sample(sample, scans=True)
     level = iv.confidence_level(confidence_level)
+    threshold_level = quantiles.two_sided_level(level, alternative)
+    model = mc.model(sample, constraints, atoms)
+    if calibration is None:
+        calibration = _default_calibration(sample, alternative, model)
     calibration = iv.option("calibration", calibration, iv.EL_CALIBRATIONS)
     notes += thin.notes(sample)  # when few rows carry the estimate: elcvx.thin
     method = iv.option("method", method, iv.METHODS)
-    threshold_level = quantiles.two_sided_level(level, alternative)
-    model = mc.model(sample, constraints, atoms)
     quantile, sided, mle, path = _threshold(sample, calibration, threshold_level, method, model,
                                             resamples, random_state, alternative)
     if not np.isfinite(quantile):
@@ -143,6 +150,14 @@ def interval(sample: Sample | Log | LogScan, *, confidence_level: float = 0.95,
     high = sample.rmax if sides["upper"] is None else sides["upper"].value
     return IntervalResult(low, high, level, calibration, quantile, sides["lower"], sides["upper"],
                           sample.n, path, status, work, alternative=alternative, notes=notes)
+
+
+def _default_calibration(sample: Sample | LogScan, alternative: str, model: Any = None) -> str:
+    """:func:`interval`'s calibration when none is given: ``"signed-bootstrap"`` for a one-sided
+    bound where it applies (rows in memory, no constraints or atoms: ``model`` None), else
+    ``"chi2"``."""
+    one_sided = alternative != "two-sided"
+    return "signed-bootstrap" if one_sided and sample.in_memory and model is None else "chi2"
 
 
 def _threshold(sample: Sample, calibration: str, level: float, method: str, model: Any,

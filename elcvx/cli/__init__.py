@@ -131,16 +131,29 @@ def _level(text):
     return x
 
 
+class _Given(argparse.Action):
+    """Stores the option's value and that it was given (``<dest>_given``): where a default
+    depends on the computation (EL's one-sided bound: :func:`elcvx.interval`'s own), an option
+    left out passes None."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
 def _add_stat_options(p):
     s = p.add_argument_group("statistics")
     s.add_argument("--confidence-level", type=_level, default=0.95, metavar="L",
                    help="confidence level of the intervals (default 0.95)")
-    s.add_argument("--calibration", choices=iv.EL_CALIBRATIONS, default="chi2",
+    s.add_argument("--calibration", choices=iv.EL_CALIBRATIONS, default="chi2", action=_Given,
                    help="threshold of the EL and CR(-2) intervals: chi-square(1) quantile "
                         "(default, the paper's text), F(1, N-1) (the authors' code), or bootstrap "
                         "(EL: the larger of chi2 and 999 resamples' critical value, seed 0; "
                         "CR(-2) then uses chi2), or signed-bootstrap (EL, each end by its side's "
-                        "tail: for one-sided bounds, --alternative; CR(-2) uses chi2)")
+                        "tail: for one-sided bounds, --alternative; CR(-2) uses chi2). EL's "
+                        "one-sided bound (--alternative) defaults to signed-bootstrap on a log in "
+                        "memory, chi2 on one kept in chunks (elcvx.interval's default)")
+    p.set_defaults(calibration_given=False)
     s.add_argument("--method", choices=iv.METHODS, default="auto",
                    help="EL solver path: fast numpy, cvxpy/Clarabel, or fast with a cvxpy "
                         "fallback (default auto)")

@@ -30,8 +30,8 @@ def _num(x):
 
 
 def one_sided_report(sample, args, logging_probs=None, ix_chunks=None) -> dict:
-    """The section's JSON form: ``{"alternative", "confidence_level", "bounds": [{"method",
-    "low", "high", "parameter_name", "parameter"}], "notes"}``.
+    """The section's JSON form: ``{"alternative", "confidence_level", "calibration" (EL's),
+    "bounds": [{"method", "low", "high", "parameter_name", "parameter"}], "notes"}``.
 
     ``logging_probs``: the logging probability of each row of ``sample`` (a log in memory), or
     ``ix_chunks``: a function of no argument giving the log's chunks with theirs (a log read in
@@ -41,7 +41,9 @@ def one_sided_report(sample, args, logging_probs=None, ix_chunks=None) -> dict:
     from ..interval import interval
 
     alternative, level = args.alternative, args.confidence_level
-    el = interval(sample, confidence_level=level, calibration=args.calibration,
+    # --calibration left out: interval()'s one-sided default (signed-bootstrap on rows in memory).
+    calibration = args.calibration if getattr(args, "calibration_given", True) else None
+    el = interval(sample, confidence_level=level, calibration=calibration,
                   method=args.method, alternative=alternative)
     bounds = [dict(method="el", low=_num(el.low), high=_num(el.high),
                    parameter_name="quantile", parameter=_num(el.quantile))]
@@ -89,12 +91,13 @@ def one_sided_report(sample, args, logging_probs=None, ix_chunks=None) -> dict:
     held = [b["method"] for b in bounds[1:]]
     if held:
         given = "; ".join(_CONDITIONS[m] for m in held if m in _CONDITIONS)
-        how = ("the signed root's bootstrap" if args.calibration == "signed-bootstrap"
+        how = ("the signed root's bootstrap" if el.calibration == "signed-bootstrap"
                else "its calibration's threshold at 1 - 2 alpha")
         notes.append(f"EL's bound is asymptotic ({how}); "
                      f"{', '.join(LABELS[m] for m in held)} hold{'s' * (len(held) == 1)} at this "
                      f"N" + (f" ({given})" if given else ""))
-    return dict(alternative=alternative, confidence_level=level, bounds=bounds, notes=notes)
+    return dict(alternative=alternative, confidence_level=level, calibration=el.calibration,
+                bounds=bounds, notes=notes)
 
 
 def one_sided_lines(rep) -> list:
@@ -104,7 +107,8 @@ def one_sided_lines(rep) -> list:
         return []
     side = "lower" if section["alternative"] == "greater" else "upper"
     lines = [f"one-sided {100 * section['confidence_level']:g}% {side} bounds "
-             f"(--alternative {section['alternative']}):"]
+             f"(--alternative {section['alternative']}; EL: {section['calibration']} "
+             "calibration):"]
     for b in section["bounds"]:
         value = b["low"] if side == "lower" else b["high"]
         value = "-" if value is None else f"{value:.4f}"

@@ -63,7 +63,8 @@ class IntervalResult(_Pair):
         The bounds on the user's reward scale.
     confidence_level : float
     calibration : str
-        ``"chi2"``, ``"f"``, ``"bootstrap"`` or ``"signed-bootstrap"``.
+        ``"chi2"``, ``"f"``, ``"bootstrap"`` or ``"signed-bootstrap"``: the one used (with
+        :func:`elcvx.interval`'s default, the one it resolved to).
     quantile : float
         The likelihood-ratio threshold ``q`` (``inf`` when the calibration has no quantile; with
         ``"bootstrap"``, the larger of the chi-square quantile and the bootstrap critical value;

@@ -51,8 +51,8 @@ def primal_end(s, quantile, side):
 @pytest.mark.parametrize("seed", range(2))
 def test_each_side_is_the_primal_end_at_the_squared_normal_quantile(seed, method):
     s = a_sample(seed)
-    greater = elcvx.interval(s, alternative="greater", method=method)
-    less = elcvx.interval(s, alternative="less", method=method)
+    greater = elcvx.interval(s, alternative="greater", calibration="chi2", method=method)
+    less = elcvx.interval(s, alternative="less", calibration="chi2", method=method)
     assert_agree([greater.quantile, less.quantile], [Z95 ** 2] * 2, tol=1e-12)
     assert_agree(greater.low, primal_end(s, Z95 ** 2, "lower"), what="lower bound")
     assert_agree(less.high, primal_end(s, Z95 ** 2, "upper"), what="upper bound")
@@ -75,8 +75,8 @@ def test_the_reference_tells_one_side_from_two():
 def test_user_reward_scale_and_calibrations():
     s = a_sample(3)
     scaled = Sample(s.w, 2.0 + 3.0 * s.r, wmax=s.wmax, rmin=2.0, rmax=5.0)
-    g = elcvx.interval(s, alternative="greater", confidence_level=0.9)
-    gs = elcvx.interval(scaled, alternative="greater", confidence_level=0.9)
+    g = elcvx.interval(s, alternative="greater", calibration="chi2", confidence_level=0.9)
+    gs = elcvx.interval(scaled, alternative="greater", calibration="chi2", confidence_level=0.9)
     assert_agree(gs.low, 2.0 + 3.0 * g.low)
     assert gs.high == 5.0
     # F: the F(1, N - 1) quantile at 1 - 2 alpha (scipy), N = 150.
@@ -162,7 +162,8 @@ def test_the_command_line_one_sided_section(capsys):
     assert float(rows["el:less"]["high"]) == elcvx.interval(s, alternative="less").high
     assert main(["demo", "--alternative", "less"]) == 0
     table = capsys.readouterr().out
-    assert "one-sided 95% upper bounds (--alternative less):" in table
+    assert ("one-sided 95% upper bounds (--alternative less; EL: signed-bootstrap calibration):"
+            in table)
     assert f"{upper_bound(s, method='el-betting').high:.4f}" in table
     # Without --alternative the report has no such section; a bad value is a usage error.
     assert main(["demo", "--format", "json"]) == 0

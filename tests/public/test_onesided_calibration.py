@@ -40,7 +40,7 @@ def test_threshold_is_the_signed_roots_bootstrap_in_the_world_at_the_chi2_bound(
     b, seed = 199, 7
     got = elcvx.interval(s, alternative=alternative, calibration="signed-bootstrap",
                          resamples=b, random_state=seed)
-    chi2 = elcvx.interval(s, alternative=alternative)
+    chi2 = elcvx.interval(s, alternative=alternative, calibration="chi2")
     bound = chi2.lower if side == "lower" else chi2.upper
     u = s.u if side == "lower" else 1.0 - s.u
     w, p = s.w, s.c * bound.q

@@ -60,7 +60,8 @@ def test_an_uncorrected_choice_breaks_the_promise(logs):
     for _ in range(logs):
         probs, p0, r = null_log(rng, 300)
         lows = [elcvx.interval(Sample(probs[:, k] / p0, r, wmax=4.0), confidence_level=0.9,
-                               alternative="greater").low for k in range(probs.shape[1])]
+                               alternative="greater", calibration="chi2").low
+                for k in range(probs.shape[1])]
         chosen_over += max(lows) > 0.5
         family_fails += failures(elcvx.select(probs, p0, r, pmin=0.25, confidence_level=0.9,
                                               baseline="logging"))
@@ -97,7 +98,7 @@ def test_el_numbers_are_those_of_separate_calls_at_the_bonferroni_level():
     for k in range(4):
         s = Sample(probs[:, k] / p0, r, wmax=4.0)
         assert res.low[k] == elcvx.interval(s, confidence_level=1 - 0.05 / 7,
-                                            alternative="greater").low
+                                            alternative="greater", calibration="chi2").low
         assert res.estimate[k] == elcvx.estimate(s).value
         if k != 1:
             d = elcvx.difference(s, Sample(probs[:, 1] / p0, r, wmax=4.0),
@@ -143,7 +144,8 @@ def test_the_paired_gain_is_tighter_than_two_marginal_bounds():
     probs = np.where(a[:, None] == 1, pi1, 1 - pi1)
     res = elcvx.select(probs, np.full(n, 0.5), r, pmin=0.5, baseline=1)
     separate = elcvx.interval(Sample(probs[:, 1] / 0.5, r, wmax=2.0),
-                              confidence_level=res.statement_level, alternative="less").high
+                              confidence_level=res.statement_level, alternative="less",
+                              calibration="chi2").high
     assert res.gain[0] > 0.0 > res.low[0] - separate
     assert res.chosen == 0 and res.beats_baseline
 

@@ -81,11 +81,13 @@ def test_a_bound_shifted_up_is_caught_and_the_honest_one_passes():
     law = "two-point-2"
 
     def shifted(d, log, i):  # EL's bound moved up by 0.03, about one radius at N = 3000
-        low = interval(Sample(log.w, log.r, wmin=d.wmin, wmax=d.wmax), alternative="greater").low
+        low = interval(Sample(log.w, log.r, wmin=d.wmin, wmax=d.wmax), alternative="greater",
+                       calibration="chi2").low
         return np.array([low + 0.03]), np.array([d.value])
 
     def honest(d, log, i):
-        low = interval(Sample(log.w, log.r, wmin=d.wmin, wmax=d.wmax), alternative="greater").low
+        low = interval(Sample(log.w, log.r, wmin=d.wmin, wmax=d.wmax), alternative="greater",
+                       calibration="chi2").low
         return np.array([low]), np.array([d.value])
 
     chosen = {"shifted": Bound("shifted", "finite", "", shifted),

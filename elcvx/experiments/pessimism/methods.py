@@ -40,8 +40,10 @@ def bounds(log, methods=tuple(METHODS)) -> dict:
     # A sequence is two-sided, each side at alpha / 2: alpha = 2 delta puts its lower side at delta.
     seq: dict[str, Any] = dict(confidence_level=1.0 - 2.0 * DELTA, rmin=0.0, rmax=1.0)
     compute = {
-        "el": lambda: interval(known, confidence_level=level, alternative="greater").low,
-        "el-inf": lambda: interval(unbounded, confidence_level=level, alternative="greater").low,
+        "el": lambda: interval(known, confidence_level=level, alternative="greater",
+                               calibration="chi2").low,
+        "el-inf": lambda: interval(unbounded, confidence_level=level, alternative="greater",
+                                   calibration="chi2").low,
         "el-signed-bootstrap": lambda: interval(known, confidence_level=level, alternative="greater",
                                                 calibration="signed-bootstrap").low,
         "el-betting": lambda: lower_bound(known, method="el-betting", confidence_level=level).low,

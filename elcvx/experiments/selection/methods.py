@@ -7,8 +7,8 @@ where their bounds clip to 0 for several candidates the two rules differ, see th
 * ``ips``, ``snips``: the point estimates;
 * ``ls``, ``ix``, ``eb``, ``el-betting``: :func:`elcvx.baselines.lower_bound` at ``1 - 0.05/4``
   per candidate (Bonferroni over the four, as the authors' ``delta = 0.05/4``);
-* ``el``: EL's one-sided lower bound, :func:`elcvx.interval` with ``alternative="greater"``, at
-  the same level;
+* ``el``: EL's one-sided lower bound, :func:`elcvx.interval` with ``alternative="greater"`` and
+  ``calibration="chi2"`` (as :func:`elcvx.select`'s), at the same level;
 * ``select``: :func:`elcvx.select`'s default rule, one call on all the candidates together,
   simultaneous at 0.95, the logging policy as the baseline.
 
@@ -82,7 +82,8 @@ def _largest(numbers: np.ndarray) -> tuple[int, int, int]:
 def _bound(method: str, sample: Sample, p0: np.ndarray, level: float) -> float:
     try:
         if method == "el":
-            return float(interval(sample, confidence_level=level, alternative="greater").low)
+            return float(interval(sample, confidence_level=level, alternative="greater",
+                                  calibration="chi2").low)
         return float(baselines.lower_bound(sample, method=method, confidence_level=level,
                                            logging_probs=p0 if method == "ix" else None).low)
     except SolverError:
