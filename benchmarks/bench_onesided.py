@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import elcvx
+from elcvx.calibration.bootstrap import SIGNED_RESAMPLES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _docs import ROOT, machine, size, write_between_markers  # noqa: E402
@@ -84,7 +85,7 @@ def main(argv=None):
             rows.append((n, kind, measure(n, kind, args.repeats)))
             print(table(rows[-1:]).split("\n", 2)[-1], flush=True)
     text = (f"{table(rows)}\n\nMedians of {args.repeats} fresh logs, one-sided 95% lower bound, "
-            f"999 resamples. {machine()}")
+            f"the default's {SIGNED_RESAMPLES} resamples. {machine()}")
     print(text)
     if args.write_docs:
         write_between_markers(DOCS, "bench_onesided.py", text)

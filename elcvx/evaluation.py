@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import baselines, cressie_read
-from .calibration import bootstrap as _bootstrap
 from . import _validation as iv
 from .errors import InvalidInputError
 from .results import EvaluationResult, MethodResult
@@ -77,7 +76,7 @@ class Evaluation:
 def evaluate_all(sample: Sample, estimates: Sequence[str] = ESTIMATES,
                  intervals: Sequence[str] = INTERVALS, *, confidence_level: float = 0.95,
                  rho: float | str | None = "midpoint", method: str = "auto",
-                 constraints: Any = None, atoms: Any = None, resamples: int = _bootstrap.DEFAULT_RESAMPLES,
+                 constraints: Any = None, atoms: Any = None, resamples: int | None = None,
                  random_state: Any = 0,
                  catch: type[BaseException] | tuple[type[BaseException], ...] = ()) -> Evaluation:
     """The named estimates and intervals of one sample.

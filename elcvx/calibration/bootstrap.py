@@ -39,13 +39,20 @@ from ..sample import Sample
 from . import quantiles
 
 DEFAULT_RESAMPLES = 999
+#: The one-sided calibration's default (elcvx.calibration.signed): the default of every one-sided
+#: bound, so its cost is every user's; the validity suite measured its coverage at this B.
+SIGNED_RESAMPLES = 199
 # Resamples per batch: a batch holds a few (batch, rows) float arrays.
 _BATCH_ELEMENTS = 1 << 20
 _NEWTON_ITER = 60
 
 
-def resamples(value) -> int:
-    """Check the number of bootstrap resamples: an integer of at least 19 (``B + 1 >= 20``)."""
+def resamples(value, calibration: str = "bootstrap") -> int:
+    """Check the number of bootstrap resamples: an integer of at least 19 (``B + 1 >= 20``), or
+    None for the ``calibration``'s default (:data:`DEFAULT_RESAMPLES`, or
+    :data:`SIGNED_RESAMPLES` for ``"signed-bootstrap"``)."""
+    if value is None:
+        return SIGNED_RESAMPLES if calibration == "signed-bootstrap" else DEFAULT_RESAMPLES
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 19:
         raise InvalidInputError(f"resamples={value!r} must be an integer >= 19")
     return int(value)

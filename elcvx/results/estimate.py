@@ -99,7 +99,7 @@ class EstimateResult(_ReadOnlyArrays):
         return float(self.value)
 
     def confidence_interval(self, confidence_level: float = 0.95, *, calibration: str = "chi2",
-                            resamples: int = 999,
+                            resamples: int | None = None,
                             random_state: int | np.random.Generator | None = 0) -> IntervalResult:
         """The EL confidence interval around this estimate, as scipy's results offer one.
 

@@ -103,24 +103,24 @@ def _section(capsys, *argv):
 
 
 def test_the_command_line_one_sided_bound_follows_the_default(capsys):
-    """The bundled log's upper bound (--alternative less): signed-bootstrap's (0.7773) unless
-    --calibration chi2 is given (0.7723); the two-sided interval stays chi2 either way."""
+    """The bundled log's lower bound (--alternative greater): signed-bootstrap's (0.4492) unless
+    --calibration chi2 is given (0.4592); the two-sided interval stays chi2 either way."""
     from elcvx.datasets import example_log
 
     s = example_log()
-    signed = elcvx.interval(s, alternative="less", calibration="signed-bootstrap")
-    chi2 = elcvx.interval(s, alternative="less", calibration="chi2")
-    assert signed.high != chi2.high
+    signed = elcvx.interval(s, alternative="greater", calibration="signed-bootstrap")
+    chi2 = elcvx.interval(s, alternative="greater", calibration="chi2")
+    assert signed.low != chi2.low
     for extra, want, name in (([], signed, "signed-bootstrap"),
                               (["--calibration", "chi2"], chi2, "chi2"),
                               (["--calibration", "signed-bootstrap"], signed, "signed-bootstrap")):
-        rep = _section(capsys, "demo", "--alternative", "less", *extra)
+        rep = _section(capsys, "demo", "--alternative", "greater", *extra)
         section = rep["one_sided"]
         el = section["bounds"][0]
         assert el["method"] == "el" and section["calibration"] == name
-        assert (el["high"], el["parameter"]) == (want.high, want.quantile)
+        assert (el["low"], el["parameter"]) == (want.low, want.quantile)
     # The two-sided interval's calibration is chi2 unless given.
-    rep = _section(capsys, "demo", "--alternative", "less")
+    rep = _section(capsys, "demo", "--alternative", "greater")
     assert rep["calibration"] == "chi2"
     assert rep["quantile"] == elcvx.interval(s, calibration="chi2").quantile
 
@@ -136,3 +136,21 @@ def test_the_command_line_on_a_log_kept_in_chunks_uses_chi2(capsys):
     chi2 = elcvx.interval(example_log(), alternative="less", calibration="chi2")
     assert section["calibration"] == "chi2"
     assert el["high"] == pytest.approx(chi2.high, abs=1e-10)
+
+
+def test_the_default_draws_199_resamples_and_resamples_overrides_it():
+    """The one-sided default's bootstrap draws 199 resamples (the number the validity suite
+    measured its coverage at), the two-sided bootstrap calibration 999: on the bundled log the
+    lower bound with 199 (0.4492) differs from the one with 999 (0.4592, where the critical value
+    falls under chi2's floor)."""
+    from elcvx.datasets import example_log
+
+    s = example_log()
+    default = elcvx.interval(s, alternative="greater")
+    assert default.low == elcvx.interval(s, alternative="greater", calibration="signed-bootstrap",
+                                         resamples=199).low
+    more = elcvx.interval(s, alternative="greater", resamples=999)
+    assert round(default.low, 4) == 0.4492 and round(more.low, 4) == 0.4592
+    boot = elcvx.interval(s, calibration="bootstrap")
+    assert boot.quantile == elcvx.interval(s, calibration="bootstrap", resamples=999).quantile
+    assert boot.quantile != elcvx.interval(s, calibration="bootstrap", resamples=199).quantile

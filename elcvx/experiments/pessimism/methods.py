@@ -45,7 +45,7 @@ def bounds(log, methods=tuple(METHODS)) -> dict:
         "el-inf": lambda: interval(unbounded, confidence_level=level, alternative="greater",
                                    calibration="chi2").low,
         "el-signed-bootstrap": lambda: interval(known, confidence_level=level, alternative="greater",
-                                                calibration="signed-bootstrap").low,
+                                                calibration="signed-bootstrap", resamples=999).low,
         "el-betting": lambda: lower_bound(known, method="el-betting", confidence_level=level).low,
         "el-betting-inf": lambda: lower_bound(unbounded, method="el-betting",
                                               confidence_level=level).low,
