@@ -150,7 +150,8 @@ def _add_stat_options(p):
                         "(default, the paper's text), F(1, N-1) (the authors' code), or bootstrap "
                         "(EL: the larger of chi2 and 999 resamples' critical value, seed 0; "
                         "CR(-2) then uses chi2), or signed-bootstrap (EL, each end by its side's "
-                        "tail: for one-sided bounds, --alternative; CR(-2) uses chi2). EL's "
+                        "tail, 199 resamples, seed 0: for one-sided bounds, --alternative; CR(-2) "
+                        "uses chi2). EL's "
                         "one-sided bound (--alternative) defaults to signed-bootstrap on a log in "
                         "memory, chi2 on one kept in chunks (elcvx.interval's default)")
     p.set_defaults(calibration_given=False)
