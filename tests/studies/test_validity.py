@@ -167,3 +167,21 @@ def test_cli_exit_status_names_the_cell(tmp_path, capsys):
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "FAIL: ls on two-point-10 at N=20: violation rate 0.3000 (30/100 logs)" in err
+
+
+def test_a_bound_skipped_where_it_did_not_apply_runs_once_it_does(tmp_path):
+    # A cell written when "b" did not apply at its N (listed as skipped) is run for "b" now that
+    # it applies, on the cell's logs; "a", counted there, is not run again.
+    cell = {"law": "two-point-2", "n": 20, "logs": 5, "seed": 36, "resamples": 199,
+            "bootstrap_max_n": 1000, "skipped": ["b"], "bounds": {"a": [0, 5, 1.0, 0, 0.1]}}
+    (tmp_path / "cells.jsonl").write_text(json.dumps(cell) + "\n")
+    calls = []
+
+    def low(d, log, i):
+        calls.append(i)
+        return np.array([0.0]), np.array([d.value])
+
+    chosen = {name: Bound(name, "finite", "", low) for name in ("a", "b")}
+    rows = run_study(["two-point-2"], (20,), 5, jobs=1, progress=False, out=tmp_path, chosen=chosen)
+    assert calls == [0, 1, 2, 3, 4]
+    assert rows[0]["bounds"]["b"][:2] == [0, 5] and rows[0]["bounds"]["a"] == [0, 5, 1.0, 0, 0.1]

@@ -213,9 +213,8 @@ def _run_order(n):
 
 def _chunk(task, chosen=None):
     name, n, start, stop, seed, resamples, bootstrap_max_n, names = task
-    if chosen is None:
-        every = bounds(resamples, bootstrap_max_n)
-        chosen = {k: every[k] for k in names}
+    every = bounds(resamples, bootstrap_max_n) if chosen is None else chosen
+    chosen = {k: every[k] for k in names}  # (the bounds this task still has to run)
     return (name, n), stop - start, run_cell(by_name(name), n, start, stop, seed, chosen)
 
 
@@ -266,9 +265,11 @@ def run_study(laws=None, sizes=SIZES, logs: int = 1000, *, seed: int = 36, jobs:
             have = done.get(key)
             if have is not None:
                 results[(law, n)] = have
-            covered = set() if have is None else set(have["skipped"]) | {
-                b for b, counts in have["bounds"].items() if b not in every
-                or counted(counts, every[b].kind, n)}
+            # Done: a bound with complete counts, or one skipped that still does not apply.
+            covered = set() if have is None else {
+                b for b in have["skipped"] if b not in every or not every[b].applies(by_name(law), n)
+            } | {b for b, counts in have["bounds"].items()
+                 if b not in every or counted(counts, every[b].kind, n)}
             missing = [b for b in names if b not in covered]
             if report_only or not missing:
                 continue
