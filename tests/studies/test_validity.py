@@ -100,12 +100,46 @@ def test_a_bound_shifted_up_is_caught_and_the_honest_one_passes():
 
 
 def test_an_asymptotic_bound_fails_only_inside_its_regime():
-    rows = [{"law": "two-point-10", "n": n, "bounds": {"el-chi2": [30, 100, 1.0, 0, 0.1]}}
+    # 30% of 100 logs above the value, every log without the thin note: > 3 SE at both N, a
+    # failure only at N >= ASYMPTOTIC_MIN_N.
+    rows = [{"law": "two-point-10", "n": n, "bounds": {"el-chi2": [30, 100, 1.0, 0, 0.1, 30, 100]}}
             for n in (300, validity.ASYMPTOTIC_MIN_N)]
     t = table(rows, {"el-chi2": "asymptotic"})
     assert [r["flag"] for r in t] == ["> 3 SE", "> 3 SE"]
     bad = failures(t)
     assert len(bad) == 1 and f"N={validity.ASYMPTOTIC_MIN_N}" in bad[0]
+
+
+def test_an_asymptotic_bound_is_judged_on_the_logs_without_the_thin_note():
+    n = validity.ASYMPTOTIC_MIN_N
+    # 1,000 logs, 90 violations (9%): 80 of them on 300 logs where the note fired, 10 on the 700
+    # without it (1.4%): the promise (level where the note is silent) holds.
+    kept = {"law": "two-point-10", "n": n, "bounds": {"el-chi2": [90, 1000, 1.0, 0, 0.1, 10, 700]}}
+    # The same overall rate with the violations on the silent logs (90 of 700, 12.9% > 5% + 3 SE
+    # = 7.5% at 700 logs): it fails, and the sentence names the silent logs' count.
+    broken = dict(kept, law="two-point-100", bounds={"el-chi2": [90, 1000, 1.0, 0, 0.1, 90, 700]})
+    # The note fired on all but 50 logs: too few to judge (the note sent every other user to a
+    # finite-sample bound), whatever their rate.
+    unjudged = dict(kept, law="beta-10", bounds={"el-chi2": [90, 1000, 1.0, 0, 0.1, 40, 50]})
+    t = table([kept, broken, unjudged], {"el-chi2": "asymptotic"})
+    assert [r["flag"] for r in t] == ["", "> 3 SE", ""]
+    assert t[0]["judged_rate"] == 10 / 700 and t[1]["limit"] == DELTA + 3 * math.sqrt(
+        DELTA * (1 - DELTA) / 700)
+    assert math.isnan(t[2]["judged_rate"])
+    bad = failures(t)
+    assert len(bad) == 1 and bad[0].startswith("el-chi2 on two-point-100") and "90/700" in bad[0]
+    # A finite-sample bound is judged on every log, the note or not.
+    t = table([kept], {"el-chi2": "finite"})
+    assert t[0]["judged_rate"] == 0.09 and failures(t)
+
+
+def test_a_cell_counted_before_the_split_is_run_again_only_where_it_is_judged():
+    from elcvx.experiments.validity.run import counted
+
+    old = [1, 10, 0.5, 0, 0.1]
+    assert not counted(old, "asymptotic", validity.ASYMPTOTIC_MIN_N)
+    assert counted(old, "asymptotic", 300) and counted(old, "finite", 10000)
+    assert counted(old + [0, 9], "asymptotic", 10000)
 
 
 def test_quick_run_every_finite_sample_bound_holds(tmp_path):
@@ -134,4 +168,22 @@ def test_cli_exit_status_names_the_cell(tmp_path, capsys):
     path.write_text(json.dumps(dict(cell, bounds={"ls": [30, 100, 40.0, 0, 0.1]})) + "\n")
     assert main(argv) == 1
     err = capsys.readouterr().err
-    assert "FAIL: ls on two-point-10 at N=20: violation rate 0.3000 (30/100)" in err
+    assert "FAIL: ls on two-point-10 at N=20: violation rate 0.3000 (30/100 logs)" in err
+
+
+def test_a_bound_skipped_where_it_did_not_apply_runs_once_it_does(tmp_path):
+    # A cell written when "b" did not apply at its N (listed as skipped) is run for "b" now that
+    # it applies, on the cell's logs; "a", counted there, is not run again.
+    cell = {"law": "two-point-2", "n": 20, "logs": 5, "seed": 36, "resamples": 199,
+            "bootstrap_max_n": 1000, "skipped": ["b"], "bounds": {"a": [0, 5, 1.0, 0, 0.1]}}
+    (tmp_path / "cells.jsonl").write_text(json.dumps(cell) + "\n")
+    calls = []
+
+    def low(d, log, i):
+        calls.append(i)
+        return np.array([0.0]), np.array([d.value])
+
+    chosen = {name: Bound(name, "finite", "", low) for name in ("a", "b")}
+    rows = run_study(["two-point-2"], (20,), 5, jobs=1, progress=False, out=tmp_path, chosen=chosen)
+    assert calls == [0, 1, 2, 3, 4]
+    assert rows[0]["bounds"]["b"][:2] == [0, 5] and rows[0]["bounds"]["a"] == [0, 5, 1.0, 0, 0.1]
