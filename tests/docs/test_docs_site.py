@@ -37,8 +37,8 @@ KATEX = ROOT / "docs" / "assets" / "katex"
 API_PAGES = {
     "api.md": ["elcvx", "elcvx.Sample", "elcvx.estimate.estimate", "elcvx.interval.interval",
                "elcvx.interval.profile", "elcvx.difference.difference",
-               "elcvx.selection.select", "elcvx.selection.SelectionResult",
                "elcvx.evaluation.evaluate", "elcvx.errors"],
+    "api/selection.md": ["elcvx.selection.select", "elcvx.selection.SelectionResult"],
     "api/results.md": ["elcvx.results", "elcvx.results.EvaluationResult",
                        "elcvx.results.EstimateResult.confidence_interval", "elcvx.status"],
     "api/programs.md": ["elcvx.programs", "elcvx.programs.empirical_likelihood",
