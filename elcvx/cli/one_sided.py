@@ -42,7 +42,7 @@ def one_sided_report(sample, args, logging_probs=None, ix_chunks=None) -> dict:
 
     alternative, level = args.alternative, args.confidence_level
     # --calibration left out: interval()'s one-sided default (signed-bootstrap on rows in memory).
-    calibration = args.calibration if getattr(args, "calibration_given", True) else None
+    calibration = args.calibration if args.calibration_given else None
     el = interval(sample, confidence_level=level, calibration=calibration,
                   method=args.method, alternative=alternative)
     bounds = [dict(method="el", low=_num(el.low), high=_num(el.high),

@@ -137,10 +137,10 @@ def markdown(rows, *, command: str, wall: float | None, jobs: int, bound_docs: d
     return "\n".join(lines) + "\n"
 
 
-def _silent(t) -> str:
+def _silent(t, digits=4) -> str:
     """The rate over the logs without the thin note, and their count ("" before it was counted)."""
     return "" if t["silent_logs"] is None else (
-        f"{_fmt(t['silent_rate'])} ({t['silent_logs']})" if t["silent_logs"] else "– (0)")
+        f"{_fmt(t['silent_rate'], digits)} ({t['silent_logs']})" if t["silent_logs"] else "– (0)")
 
 
 def _cell(t) -> str:
@@ -148,8 +148,7 @@ def _cell(t) -> str:
     logs (asymptotic bounds), and the flag."""
     text = f"{_fmt(t['rate'], 3)} ({_fmt(t['mean_radius'], 3)})"
     if t["kind"] == "asymptotic" and t["silent_logs"] is not None and t["silent_logs"] < t["logs"]:
-        text += " \\| " + (f"{_fmt(t['silent_rate'], 3)} ({t['silent_logs']})"
-                            if t["silent_logs"] else "– (0)")
+        text += " \\| " + _silent(t, 3)
     return text + (f" {t['flag']}" if t["flag"] else "")
 
 
